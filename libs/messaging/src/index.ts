@@ -1,0 +1,2 @@
+export * from './ports.js';
+export { createInProcessEventLog, createInProcessPubSub } from './in-process.js';

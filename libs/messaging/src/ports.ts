@@ -1,0 +1,37 @@
+/** A message on a durable, ordered log (Kafka in the distributed shape). */
+export interface LogRecord {
+  topic: string;
+  /** Records with the same key keep their order (Kafka partition key). */
+  key: string;
+  value: string;
+  offset: number;
+  timestamp: number;
+}
+
+export type LogHandler = (record: LogRecord) => Promise<void>;
+
+/**
+ * Durable event log. Every consumer group sees every record of a topic once, in order per key;
+ * a handler that throws gets the record again (at-least-once), so consumers must be idempotent.
+ */
+export interface EventLog {
+  readonly kind: string;
+  append(topic: string, records: Array<{ key: string; value: string }>): Promise<void>;
+  /** Starts consuming from the group's committed position; resolves once the consumer runs. */
+  subscribe(topic: string, group: string, handler: LogHandler): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+export type PubSubHandler = (message: string) => void;
+
+/** Fire-and-forget fan-out to whoever listens now (Redis pub/sub in the distributed shape). */
+export interface PubSub {
+  readonly kind: string;
+  publish(channel: string, message: string): Promise<void>;
+  subscribe(channel: string, handler: PubSubHandler): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+export interface Subscription {
+  unsubscribe(): Promise<void>;
+}

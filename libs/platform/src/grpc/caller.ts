@@ -1,0 +1,27 @@
+import { Metadata } from 'nice-grpc-common';
+
+/**
+ * Who a call acts for. The gateway authenticates the HTTP request and forwards the result in
+ * gRPC metadata; services trust it because their ports are reachable only inside the deployment.
+ */
+export interface Caller {
+  tenantId: string;
+  /** Stable id of the authenticated principal (user id, API key id, or `auth-token`). */
+  actor: string;
+}
+
+const TENANT = 'x-hangar-tenant';
+const ACTOR = 'x-hangar-actor';
+
+export function writeCaller(metadata: Metadata, caller: Caller): void {
+  metadata.set(TENANT, caller.tenantId);
+  metadata.set(ACTOR, encodeURIComponent(caller.actor));
+}
+
+/** Reads the caller from metadata; a call without a tenant is refused by {@link callerMiddleware}. */
+export function readCaller(metadata: Metadata): Caller | undefined {
+  const tenantId = metadata.get(TENANT);
+  const actor = metadata.get(ACTOR);
+  if (typeof tenantId !== 'string' || !tenantId) return undefined;
+  return { tenantId, actor: typeof actor === 'string' ? decodeURIComponent(actor) : 'unknown' };
+}

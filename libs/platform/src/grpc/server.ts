@@ -1,0 +1,104 @@
+import { context as otelContext, trace, SpanStatusCode, type Context } from '@opentelemetry/api';
+import { createServer, ServerError, Status, type CallContext, type Server, type ServerMiddlewareCall } from 'nice-grpc';
+import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
+import { HangarError, ERROR_KINDS } from '../errors.js';
+import type { Logger } from '../logging.js';
+import { extractContext, SpanKind, tracer } from '../telemetry.js';
+import { readCaller, type Caller } from './caller.js';
+
+export interface CallerContext {
+  caller: Caller;
+}
+
+/**
+ * Problem details travel from service to gateway as JSON in the gRPC status message, so a
+ * 404 raised three calls deep still reaches the client with its errorType and extensions.
+ */
+export interface WireProblem {
+  kind: HangarError['kind'];
+  message: string;
+  errorType: string;
+  extensions: Record<string, unknown>;
+}
+
+function serverMiddleware(logger: Logger) {
+  return async function* hangarServerMiddleware<Request, Response>(
+    call: ServerMiddlewareCall<Request, Response, CallerContext>,
+    context: CallContext,
+  ) {
+    const carrier = Object.fromEntries([...context.metadata].map(([key, values]) => [key, String(values[0])]));
+    return yield* traced(call.method.path, extractContext(carrier), async function* () {
+      const isHealth = call.method.path.startsWith('/grpc.health.v1.');
+      const caller = readCaller(context.metadata);
+      if (!caller && !isHealth) throw new ServerError(Status.UNAUTHENTICATED, 'missing x-hangar-tenant metadata');
+      try {
+        return yield* call.next(call.request, { ...context, caller: caller ?? { tenantId: '', actor: '' } });
+      } catch (error) {
+        throw toServerError(error, logger, call.method.path);
+      }
+    });
+  };
+}
+
+/** Runs a middleware body inside a server span, keeping the span active across every resume. */
+async function* traced<Response>(
+  path: string,
+  parent: Context,
+  body: () => AsyncGenerator<Response, Response | void, undefined>,
+): AsyncGenerator<Response, Response | void, undefined> {
+  const span = tracer().startSpan(path, { kind: SpanKind.SERVER }, parent);
+  const spanContext = trace.setSpan(parent, span);
+  const iterator = body();
+  try {
+    while (true) {
+      const step = await otelContext.with(spanContext, () => iterator.next());
+      if (step.done) return step.value;
+      yield step.value;
+    }
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+function toServerError(error: unknown, logger: Logger, path: string): unknown {
+  if (error instanceof ServerError) return error;
+  if (error instanceof HangarError) {
+    const problem: WireProblem = { kind: error.kind, message: error.message, errorType: error.errorType, extensions: error.extensions };
+    return new ServerError(ERROR_KINDS[error.kind].grpc, JSON.stringify(problem));
+  }
+  if ((error as Error)?.name === 'AbortError') return error;
+  logger.error({ err: error, path }, 'unhandled error in gRPC handler');
+  return new ServerError(Status.INTERNAL, 'internal error');
+}
+
+export interface HangarGrpcServer {
+  server: Server;
+  health: HealthState;
+  /** Binds and starts serving; resolves to the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops accepting calls, lets running calls finish, then closes. */
+  shutdown(): Promise<void>;
+}
+
+/** A gRPC server with tracing, caller and error middleware and the standard grpc.health.v1 service. */
+export function createGrpcServer(logger: Logger): HangarGrpcServer {
+  const server = createServer().use(serverMiddleware(logger));
+  const health = HealthState();
+  server.add(HealthDefinition, HealthServiceImpl(health));
+  return {
+    server,
+    health,
+    async listen(host, port) {
+      const bound = await server.listen(`${host}:${port}`);
+      health.setStatus('healthy');
+      return bound;
+    },
+    async shutdown() {
+      health.setStatus('unhealthy');
+      await server.shutdown();
+    },
+  };
+}

@@ -1,0 +1,13 @@
+export * from './errors.js';
+export * from './config/schema.js';
+export * from './config/load.js';
+export { parseDuration } from './config/values.js';
+export * from './logging.js';
+export * from './telemetry.js';
+export * from './grpc/caller.js';
+export * from './grpc/server.js';
+export * from './grpc/client.js';
+export * from './runtime/modules.js';
+export * from './runtime/engines.js';
+export * from './runtime/grpc-module.js';
+export * from './runtime/process.js';

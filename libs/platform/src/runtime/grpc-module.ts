@@ -1,0 +1,31 @@
+import type { ServiceName } from '../config/schema.js';
+import { createGrpcServer, type HangarGrpcServer } from '../grpc/server.js';
+import type { HangarModule, ModuleContext } from './modules.js';
+
+/**
+ * A module whose surface is one gRPC server: `setup` registers the service implementation(s)
+ * and returns what must be closed after the server stops.
+ */
+export function grpcServiceModule(options: {
+  name: ServiceName;
+  dependsOn?: ServiceName[];
+  setup(context: ModuleContext, grpc: HangarGrpcServer): Promise<{ close?(): Promise<void> } | void>;
+}): HangarModule {
+  return {
+    name: options.name,
+    dependsOn: options.dependsOn ?? [],
+    async start(context) {
+      const grpc = createGrpcServer(context.logger);
+      const resources = (await options.setup(context, grpc)) ?? {};
+      const endpoint = context.config.Services[options.name];
+      const port = await grpc.listen(endpoint.Host, endpoint.Port);
+      return {
+        address: `${endpoint.Host}:${port}`,
+        async stop() {
+          await grpc.shutdown();
+          await resources.close?.();
+        },
+      };
+    },
+  };
+}

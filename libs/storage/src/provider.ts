@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect, PGliteLock } from './pglite-dialect.js';
+
+export type EngineKind = 'postgres' | 'pglite';
+
+export interface StorageSettings {
+  /** PostgreSQL connection string; when absent the embedded PGlite store is used. */
+  postgresConnectionString: string | null;
+  /** Prefix of every service schema: `{schemaPrefix}_{service}`, e.g. `hangar_registry`. */
+  schemaPrefix: string;
+  /** PGlite data directory, or `memory://` for a throw-away database. */
+  embeddedDataDir: string;
+  autoApplyMigrations: boolean;
+  commandTimeoutSeconds: number;
+}
+
+export interface ServiceDatabase<DB> {
+  db: Kysely<DB>;
+  schema: string;
+  engine: EngineKind;
+}
+
+/**
+ * Opens the databases of one process. The all-in-one process shares one provider (one PGlite
+ * or one pool) among its services; each service still lives in, and migrates, its own schema.
+ */
+export interface StorageProvider {
+  engine: EngineKind;
+  open<DB>(service: string, migrations: Record<string, Migration>): Promise<ServiceDatabase<DB>>;
+  close(): Promise<void>;
+}
+
+export async function createStorageProvider(settings: StorageSettings): Promise<StorageProvider> {
+  let root: Kysely<unknown>;
+  let closeEngine: () => Promise<void>;
+  let engine: EngineKind;
+
+  if (settings.postgresConnectionString) {
+    engine = 'postgres';
+    const pool = new pg.Pool({
+      connectionString: settings.postgresConnectionString,
+      statement_timeout: settings.commandTimeoutSeconds * 1000,
+      max: 10,
+    });
+    root = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    closeEngine = () => pool.end();
+  } else {
+    engine = 'pglite';
+    const inMemory = settings.embeddedDataDir.startsWith('memory://');
+    if (!inMemory) mkdirSync(settings.embeddedDataDir, { recursive: true });
+    const pglite = await PGlite.create(settings.embeddedDataDir);
+    root = new Kysely({ dialect: new PGliteDialect(pglite, new PGliteLock()) });
+    closeEngine = () => pglite.close();
+  }
+
+  return {
+    engine,
+    async open<DB>(service: string, migrations: Record<string, Migration>) {
+      const schema = `${settings.schemaPrefix}_${service}`;
+      const db = root.withSchema(schema) as unknown as Kysely<DB>;
+      if (settings.autoApplyMigrations) await migrate(root, schema, migrations);
+      return { db, schema, engine };
+    },
+    async close() {
+      await root.destroy();
+      await closeEngine();
+    },
+  };
+}
+
+async function migrate(root: Kysely<unknown>, schema: string, migrations: Record<string, Migration>) {
+  await sql`create schema if not exists ${sql.id(schema)}`.execute(root);
+  const migrator = new Migrator({
+    db: root.withSchema(schema),
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: schema,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    throw new Error(`migration ${failed ?? '(unknown)'} of schema ${schema} failed: ${(error as Error).message}`);
+  }
+}
