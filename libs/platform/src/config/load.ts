@@ -105,6 +105,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Settings applied over the file and under the environment (used by hosts and tests). */
   overrides?: Tree;
+  /** Settings under everything else: a host's own defaults (all-in-one's local token, for one). */
+  defaults?: Tree;
 }
 
 /**
@@ -114,7 +116,7 @@ export interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): HangarConfig {
   const env = options.env ?? process.env;
   const fromFile = env.HANGAR_CONFIG ? readConfigFile(env.HANGAR_CONFIG) : {};
-  const raw = [fromFile, options.overrides ?? {}, treeFromEnvironment(env)].map(canonicalize).reduce(merge, {});
+  const raw = [options.defaults ?? {}, fromFile, options.overrides ?? {}, treeFromEnvironment(env)].map(canonicalize).reduce(merge, {});
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error));
   return deepFreeze(parsed.data);

@@ -1,5 +1,5 @@
 import { context as otelContext, trace, SpanStatusCode, type Context } from '@opentelemetry/api';
-import { createServer, ServerError, Status, type CallContext, type Server, type ServerMiddlewareCall } from 'nice-grpc';
+import { createServer, ServerError, Status, type CallContext, type Server, type ServerMiddlewareCall, type ServerMiddleware } from 'nice-grpc';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
 import { HangarError, ERROR_KINDS } from '../errors.js';
 import type { Logger } from '../logging.js';
@@ -21,7 +21,7 @@ export interface WireProblem {
   extensions: Record<string, unknown>;
 }
 
-function serverMiddleware(logger: Logger) {
+function serverMiddleware(logger: Logger): ServerMiddleware<CallerContext> {
   return async function* hangarServerMiddleware<Request, Response>(
     call: ServerMiddlewareCall<Request, Response, CallerContext>,
     context: CallContext,
@@ -75,7 +75,7 @@ function toServerError(error: unknown, logger: Logger, path: string): unknown {
 }
 
 export interface HangarGrpcServer {
-  server: Server;
+  server: Server<CallerContext>;
   health: HealthState;
   /** Binds and starts serving; resolves to the bound port (useful with port 0). */
   listen(host: string, port: number): Promise<number>;

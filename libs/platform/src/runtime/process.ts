@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig, type LoadConfigOptions } from '../config/load.js';
 import type { HangarConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logging.js';
 import { initTelemetry, shutdownTelemetry } from '../telemetry.js';
@@ -49,10 +49,14 @@ export async function startProcess(options: {
  * The body of a process entry (`main.ts`): configuration from the environment, start, and a
  * graceful stop on SIGTERM/SIGINT. A configuration error ends the process with its message.
  */
-export async function runMain(name: string, modules: (config: HangarConfig) => HangarModule[]): Promise<void> {
+export async function runMain(
+  name: string,
+  modules: (config: HangarConfig) => HangarModule[],
+  options: LoadConfigOptions = {},
+): Promise<RunningProcess> {
   let config: HangarConfig;
   try {
-    config = loadConfig();
+    config = loadConfig(options);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -82,4 +86,5 @@ export async function runMain(name: string, modules: (config: HangarConfig) => H
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+  return running;
 }

@@ -1,0 +1,11 @@
+export * from './agents.schema.js';
+export * from './agents.proto-mapping.js';
+export * from './code-agents.js';
+export * as registryPb from './generated/hangar/v1/agent_registry.js';
+export * as skillPb from './generated/hangar/v1/skill.js';
+export { AgentRegistryServiceDefinition } from './generated/hangar/v1/agent_registry.js';
+export { SkillServiceDefinition } from './generated/hangar/v1/skill.js';
+export { RunExecutorServiceDefinition } from './generated/hangar/v1/run_executor.js';
+export { SessionServiceDefinition } from './generated/hangar/v1/session.js';
+export { AttachmentServiceDefinition } from './generated/hangar/v1/attachment.js';
+export { GovernanceServiceDefinition } from './generated/hangar/v1/governance.js';

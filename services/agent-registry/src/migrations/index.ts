@@ -1,0 +1,30 @@
+import { sql, type Kysely, type Migration } from '@hangar/storage';
+
+export const registryMigrations: Record<string, Migration> = {
+  '0001_agents': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('agents')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('current_version', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('agents_pk', ['tenant_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('agent_versions')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('version', 'integer', (column) => column.notNull())
+        .addColumn('definition', 'jsonb', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('created_by', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('agent_versions_pk', ['tenant_id', 'name', 'version'])
+        .addForeignKeyConstraint('agent_versions_agent_fk', ['tenant_id', 'name'], 'agents', ['tenant_id', 'name'], (fk) =>
+          fk.onDelete('cascade'),
+        )
+        .execute();
+    },
+  },
+};

@@ -1,0 +1,19 @@
+import { agentRegistryModule } from '@hangar/agent-registry';
+import { attachmentModule } from '@hangar/attachment';
+import { gatewayModule } from '@hangar/gateway';
+import { governanceModule } from '@hangar/governance';
+import type { HangarModule } from '@hangar/platform';
+import { runExecutorModule } from '@hangar/run-executor';
+import { sessionModule } from '@hangar/session';
+import { skillModule } from '@hangar/skill';
+
+/** Every module; in one process they still talk gRPC over loopback, only the engines are embedded. */
+export const allInOneModules = (): HangarModule[] => [
+  skillModule,
+  agentRegistryModule,
+  runExecutorModule,
+  sessionModule,
+  attachmentModule,
+  governanceModule,
+  gatewayModule,
+];

@@ -1,0 +1,1 @@
+export { allInOneModules } from './all-in-one.js';

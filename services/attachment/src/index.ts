@@ -1,0 +1,1 @@
+export { attachmentModule } from './attachment.module.js';

@@ -1,0 +1,103 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { context as otelContext, trace } from '@opentelemetry/api';
+import { extractContext, SpanKind, tracer } from '@hangar/platform';
+import { isLoopback, remoteAccessDenied } from './http/auth.js';
+import { problemBody, problemHandler, sendProblem } from './http/problem.js';
+import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
+import type { GatewayContext } from './gateway.context.js';
+import { agentRoutes } from './routes/agents.routes.js';
+import { catalogRoutes } from './routes/catalog.routes.js';
+import { systemRoutes } from './routes/system.routes.js';
+
+const JSON_BODY_LIMIT = '1mb';
+
+/** Every route the gateway serves; the OpenAPI document and `/api/meta` roles are derived from it. */
+export function gatewayRoutes(): RouteSpec<any, any, any>[] {
+  const routes: RouteSpec<any, any, any>[] = [...agentRoutes, ...catalogRoutes];
+  routes.push(...systemRoutes(() => routes));
+  return routes;
+}
+
+function tracing(context: GatewayContext) {
+  return (request: Request, response: Response, next: NextFunction) => {
+    const parent = extractContext(request.headers as Record<string, string>);
+    const span = tracer().startSpan(`${request.method} ${request.path}`, { kind: SpanKind.SERVER }, parent);
+    const started = performance.now();
+    response.once('close', () => {
+      span.setAttribute('http.response.status_code', response.statusCode);
+      span.end();
+      const fields = { method: request.method, path: request.path, status: response.statusCode, durationMs: Math.round(performance.now() - started) };
+      if (response.statusCode >= 500) context.logger.warn(fields, 'request failed');
+      else context.logger.debug(fields, 'request');
+    });
+    otelContext.with(trace.setSpan(parent, span), next);
+  };
+}
+
+function remoteAccessGuard(context: GatewayContext) {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    if (!context.config.Hangar.Api.AllowRemoteAccess && !isLoopback(request.socket.remoteAddress)) throw remoteAccessDenied();
+    next();
+  };
+}
+
+/** CORS only for `AllowedOrigins` (empty: no CORS header is ever sent). */
+function cors(context: GatewayContext) {
+  const { AllowedOrigins } = context.config.Hangar.Api;
+  const allowHeaders = ['Authorization', 'Content-Type', 'Idempotency-Key', 'Prefer', 'Last-Event-ID', 'X-API-Key', context.config.Tenancy.HeaderName];
+  return (request: Request, response: Response, next: NextFunction) => {
+    const origin = request.get('origin');
+    if (!origin || !(AllowedOrigins.includes('*') || AllowedOrigins.includes(origin))) return next();
+    response.set('Access-Control-Allow-Origin', origin).vary('Origin');
+    response.set('Access-Control-Expose-Headers', 'Location, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, WWW-Authenticate');
+    if (request.method === 'OPTIONS' && request.get('access-control-request-method')) {
+      response.set({
+        'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
+        'Access-Control-Allow-Headers': allowHeaders.join(', '),
+        'Access-Control-Max-Age': '600',
+      });
+      response.status(204).end();
+      return;
+    }
+    next();
+  };
+}
+
+/** 405 with `Allow` for a known path and the wrong method; 404 for anything else. */
+function unmatched(routes: RouteSpec<any, any, any>[], prefix: string) {
+  const patterns = routes.map((route) => ({
+    method: route.method.toUpperCase(),
+    regex: new RegExp(`^${(route.path.startsWith('/api/') ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`),
+  }));
+  return (request: Request, response: Response) => {
+    const allowed = patterns.filter((pattern) => pattern.regex.test(request.path)).map((pattern) => pattern.method);
+    if (allowed.length) {
+      sendProblem(request, response, problemBody(request, 405, 'method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(', ')}`), {
+        Allow: allowed.join(', '),
+      });
+      return;
+    }
+    sendProblem(request, response, problemBody(request, 404, 'not_found', `no route for ${request.method} ${request.path}`));
+  };
+}
+
+export function createGatewayApp(context: GatewayContext) {
+  const prefix = context.config.Hangar.Api.Prefix;
+  const routes = gatewayRoutes();
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(tracing(context));
+  app.use(remoteAccessGuard(context));
+  app.use(cors(context));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
+
+  const api = express.Router({ caseSensitive: true });
+  const root = express.Router({ caseSensitive: true });
+  for (const route of routes) mountRoute(route.path.startsWith('/api/') ? api : root, route, context);
+  app.use(root);
+  app.use(prefix || '/', api);
+  app.use(unmatched(routes, prefix));
+  app.use(problemHandler(context.logger));
+  return app;
+}

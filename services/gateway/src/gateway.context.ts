@@ -1,0 +1,17 @@
+import type { AgentRegistryServiceDefinition } from '@hangar/contracts';
+import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
+import type { Client } from 'nice-grpc';
+import type { createAuthenticator } from './http/auth.js';
+
+/** What route handlers may use: configuration, the authenticator and the service clients. */
+export interface GatewayContext {
+  config: HangarConfig;
+  logger: Logger;
+  authenticator: ReturnType<typeof createAuthenticator>;
+  registry: Client<typeof AgentRegistryServiceDefinition, CallerOptions>;
+  /** Names the active engines for `/api/meta`. */
+  stores: { sql: string; events: string; cache: string };
+  version: string;
+  /** grpc.health.v1 status of every backing service, by service name. */
+  checkHealth(): Promise<Record<string, string>>;
+}

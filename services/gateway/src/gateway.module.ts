@@ -1,0 +1,61 @@
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { AgentRegistryServiceDefinition } from '@hangar/contracts';
+import { createChannel, createServiceClient, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
+import { createClient } from 'nice-grpc';
+import { HealthDefinition } from 'nice-grpc-server-health';
+import { createAuthenticator } from './http/auth.js';
+import { createGatewayApp } from './gateway.app.js';
+import type { GatewayContext } from './gateway.context.js';
+
+const HEALTH_TIMEOUT_MS = 2000;
+const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+
+/** The HTTP edge: authenticates, resolves the tenant, and forwards to the services over gRPC. */
+export const gatewayModule: HangarModule = {
+  name: 'Gateway',
+  dependsOn: [...SERVICE_NAMES],
+  async start({ config, logger, engines, addressOf }) {
+    const channels = Object.fromEntries(SERVICE_NAMES.map((name) => [name, createChannel(addressOf(name))]));
+    const healthClients = Object.entries(channels).map(([name, channel]) => [name, createClient(HealthDefinition, channel)] as const);
+    const context: GatewayContext = {
+      config,
+      logger,
+      authenticator: createAuthenticator(config),
+      registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
+      stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
+      version: VERSION,
+      async checkHealth() {
+        const entries = await Promise.all(
+          healthClients.map(async ([name, client]) => {
+            try {
+              const { status } = await client.check({ service: '' }, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+              return [name, status === 1 ? 'SERVING' : 'NOT_SERVING'] as const;
+            } catch {
+              return [name, 'UNREACHABLE'] as const;
+            }
+          }),
+        );
+        return Object.fromEntries(entries);
+      },
+    };
+    const server: Server = createServer(createGatewayApp(context));
+    const port = await new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.Gateway.Port, config.Gateway.Host, () => {
+        const address = server.address();
+        resolve(typeof address === 'object' && address ? address.port : config.Gateway.Port);
+      });
+    });
+    return {
+      httpPort: port,
+      async stop() {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        for (const channel of Object.values(channels)) channel.close();
+      },
+    };
+  },
+};

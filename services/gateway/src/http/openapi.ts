@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { RouteSpec } from './route.js';
+import { ProblemSchema } from '../api.schemas.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  return rest;
+};
+
+/** Path or query parameters from a zod object schema. */
+function parametersOf(schema: z.ZodType | undefined, location: 'path' | 'query') {
+  if (!schema) return [];
+  const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (json.required ?? []).includes(name),
+    description: property.description,
+    schema: property,
+  }));
+}
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+/** OpenAPI 3.1 document of every route the gateway serves, generated from the route specs. */
+export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options: { prefix: string; version: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const responses: Record<string, unknown> = {};
+    for (const [status, response] of Object.entries(route.responses)) {
+      responses[status] = response.schema
+        ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } } }
+        : { description: response.description };
+    }
+    if (route.body || route.rawBody || route.params || route.query) responses['400'] ??= problemResponse('The request is not valid');
+    if (route.auth !== 'none') {
+      responses['401'] ??= problemResponse('No credential, or an invalid one');
+      responses['403'] ??= problemResponse(`The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`);
+    }
+    responses['500'] ??= problemResponse('Unexpected error (no internals are shown; quote the traceId)');
+
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: [route.tag],
+      parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')],
+      responses,
+      ...(route.auth === 'none'
+        ? { security: [] }
+        : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
+    };
+    if (route.body) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
+    }
+    const fullPath = route.path.startsWith('/api/') ? `${options.prefix}${route.path}` : route.path;
+    (paths[fullPath] ??= {})[route.method] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Hangar API',
+      version: options.version,
+      description: 'Hangar agent control plane, HTTP API v1. Errors are RFC 9457 problem+json.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }, { apiKey: [] }],
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'The static Hangar:Api:AuthToken, an API key or a JWT' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+      schemas: { Problem: toSchema(ProblemSchema, 'output') },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,73 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ERROR_KINDS, HangarError, currentTraceId, kindForHttpStatus, type Logger } from '@hangar/platform';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  errorType: string;
+  traceId: string | null;
+  [extension: string]: unknown;
+}
+
+export function problemBody(request: Request, status: number, errorType: string, detail: string, extensions: Record<string, unknown> = {}): ProblemBody {
+  const kind = kindForHttpStatus(status);
+  return {
+    type: `urn:hangar:problem:${errorType}`,
+    title: kind ? ERROR_KINDS[kind].title : STATUS_TITLES[status] ?? 'Error',
+    status,
+    detail,
+    instance: request.originalUrl.split('?')[0],
+    errorType,
+    traceId: currentTraceId() ?? null,
+    ...extensions,
+  };
+}
+
+const STATUS_TITLES: Record<number, string> = { 405: 'Method Not Allowed', 500: 'Internal Server Error' };
+
+export function sendProblem(request: Request, response: Response, body: ProblemBody, headers: Record<string, string> = {}) {
+  response.status(body.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Errors thrown by express' JSON parser, translated to the statuses API.md names. */
+function bodyParserProblem(error: { type?: string; status?: number; message?: string }) {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return { status: 400, errorType: 'validation_failed', detail: 'the request body is not valid JSON' };
+    case 'entity.too.large':
+      return { status: 413, errorType: 'payload_too_large', detail: 'the request body is too large' };
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return { status: 415, errorType: 'unsupported_media_type', detail: error.message ?? 'unsupported body encoding' };
+    default:
+      return undefined;
+  }
+}
+
+/** The last express middleware: every error becomes problem+json; a 5xx never shows internals. */
+export function problemHandler(logger: Logger) {
+  return (error: unknown, request: Request, response: Response, _next: NextFunction) => {
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    if (error instanceof HangarError) {
+      const headers: Record<string, string> = error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+      if (error.status >= 500) logger.warn({ err: error }, 'request failed');
+      sendProblem(request, response, problemBody(request, error.status, error.errorType, error.message, error.extensions), headers);
+      return;
+    }
+    const parserProblem = bodyParserProblem(error as { type?: string });
+    if (parserProblem) {
+      sendProblem(request, response, problemBody(request, parserProblem.status, parserProblem.errorType, parserProblem.detail));
+      return;
+    }
+    logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');
+    sendProblem(request, response, problemBody(request, 500, 'internal_error', 'An unexpected error occurred. Quote the traceId when reporting it.'));
+  };
+}

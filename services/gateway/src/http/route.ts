@@ -1,0 +1,101 @@
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { jsonPath } from '@hangar/contracts';
+import { HangarError, validationError, type Caller } from '@hangar/platform';
+import { authorize, callerOf, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
+import type { GatewayContext } from '../gateway.context.js';
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  caller: Caller;
+  principal: Principal | undefined;
+  request: Request;
+  response: Response;
+}
+
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One HTTP operation: the same object registers the express handler, checks role ∩ scope,
+ * parses input with zod, and becomes an entry of the OpenAPI document.
+ */
+export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
+  method: Method;
+  /** OpenAPI-style path below the prefix, e.g. `/api/agents/{name}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: { role: Role; scope: Scope } | 'none';
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  /** JSON body schema; `raw` hands the parsed JSON to the handler (for validate, which reports shape errors). */
+  body?: z.ZodType<B>;
+  rawBody?: boolean;
+  responses: Record<number, RouteResponse>;
+  handler(input: HandlerInput<P, Q, B>, context: GatewayContext): Promise<HandlerResult>;
+}
+
+export const defineRoute = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw validationError(
+    `the request ${where} is not valid`,
+    parsed.error.issues.map((issue) => ({ path: jsonPath(issue.path) || where, message: issue.message })),
+  );
+}
+
+export function requireJsonBody(request: Request): unknown {
+  if (request.body === undefined) {
+    const length = Number(request.get('content-length') ?? 0);
+    if (length > 0 || request.get('transfer-encoding')) {
+      throw new HangarError('unsupportedMediaType', 'the request body must be application/json');
+    }
+    throw validationError('a JSON request body is required', [{ path: 'body', message: 'is required' }]);
+  }
+  return request.body;
+}
+
+/** `/api/agents/{name}` → `/api/agents/:name` */
+export const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+export function mountRoute(router: Router, route: RouteSpec<any, any, any>, context: GatewayContext) {
+  router[route.method](expressPath(route.path), async (request, response) => {
+    let principal: Principal | undefined;
+    if (route.auth !== 'none') {
+      principal = context.authenticator.authenticate(request);
+      authorize(principal, route.auth.role, route.auth.scope);
+    }
+    const tenantId = resolveTenant(context.config, request);
+    const params = route.params ? parseOrThrow(route.params, request.params, 'path') : request.params;
+    const query = route.query ? parseOrThrow(route.query, request.query, 'query') : request.query;
+    let body: unknown;
+    if (route.body || route.rawBody) {
+      const json = requireJsonBody(request);
+      body = route.body ? parseOrThrow(route.body, json, 'body') : json;
+    }
+    const result = await route.handler(
+      { params, query, body, caller: callerOf(principal ?? { actor: 'anonymous' } as Principal, tenantId), principal, request, response },
+      context,
+    );
+    response.status(result.status).set(result.headers ?? {});
+    if (result.body === undefined) response.end();
+    else response.json(result.body);
+  });
+}

@@ -1,0 +1,3 @@
+export { gatewayModule } from './gateway.module.js';
+export { gatewayRoutes } from './gateway.app.js';
+export { isLoopback } from './http/auth.js';

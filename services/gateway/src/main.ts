@@ -1,0 +1,4 @@
+import { runMain } from '@hangar/platform';
+import { gatewayModule } from './gateway.module.js';
+
+await runMain('gateway', () => [gatewayModule]);

@@ -1,0 +1,216 @@
+import {
+  AgentDefinitionInputSchema, definitionToProto, jsonPath, normalizeDefinition, originName, recordFromProto, reportFromProto,
+  type AgentDefinitionRecord, type registryPb,
+} from '@hangar/contracts';
+import { validationError } from '@hangar/platform';
+import {
+  AgentDescriptorSchema, AgentDetailSchema, AgentNameParams, DiffParams, DiffSchema, ProblemSchema, RollbackRequestSchema,
+  StoredDefinitionSchema, ValidationReportSchema,
+} from '../api.schemas.js';
+import { defineRoute } from '../http/route.js';
+
+const TAG = 'Agents';
+const problem = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
+
+/** API.md: a stored definition is the request fields plus `version`, `createdAt`, `createdBy`. */
+function storedDefinitionJson(record: AgentDefinitionRecord) {
+  const { definition, version, createdAt, createdBy } = record;
+  return version === undefined ? definition : { ...definition, version, createdAt, createdBy };
+}
+
+const recordJson = (message: registryPb.AgentDefinitionRecord | undefined) => storedDefinitionJson(recordFromProto(message));
+
+const descriptorJson = (agent: registryPb.AgentDescriptor) => ({
+  name: agent.name,
+  description: agent.description ?? null,
+  origin: originName(agent.origin),
+  model: agent.model ? { provider: agent.model.provider, model: agent.model.model } : null,
+  version: agent.version ?? null,
+  updatedAt: agent.updatedAt ?? null,
+});
+
+const agentPath = (prefix: string, name: string) => `${prefix}/api/agents/${encodeURIComponent(name)}`;
+
+export const agentRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/api/agents',
+    operationId: 'listAgents',
+    summary: 'List code and database agents, merged and ordered by name (code wins on equal names)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'AgentsRead' },
+    responses: { 200: { description: 'Agent descriptors', schema: AgentDescriptorSchema.array() } },
+    async handler({ caller }, { registry }) {
+      const { agents } = await registry.listAgents({}, { caller });
+      return { status: 200, body: agents.map(descriptorJson) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/agents',
+    operationId: 'createAgent',
+    summary: 'Create a database agent (version 1)',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'AgentsAdmin' },
+    body: AgentDefinitionInputSchema,
+    responses: {
+      201: { description: 'The stored definition; Location names the agent', schema: StoredDefinitionSchema },
+      409: problem('The name is used by a stored or a code-defined agent'),
+    },
+    async handler({ body, caller }, { registry, config }) {
+      const { agent } = await registry.createAgent({ definition: definitionToProto(normalizeDefinition(body)) }, { caller });
+      const stored = recordJson(agent);
+      return { status: 201, body: stored, headers: { Location: agentPath(config.Hangar.Api.Prefix, body.name) } };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/agents/validate',
+    operationId: 'validateAgent',
+    summary: 'Compile a definition without saving it and without contacting a provider',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'AgentsAdmin' },
+    rawBody: true,
+    responses: { 200: { description: 'The validation report (an invalid definition is not an HTTP error)', schema: ValidationReportSchema } },
+    async handler({ body, caller }, { registry }) {
+      const json = body as Record<string, unknown>;
+      if (!json || typeof json !== 'object' || Array.isArray(json)) {
+        throw validationError('the body must be a JSON object', [{ path: 'body', message: 'must be an object' }]);
+      }
+      const missing = (['name', 'model'] as const).filter((field) => json[field] === undefined || json[field] === null);
+      if (missing.length) {
+        throw validationError(`required fields are missing: ${missing.join(', ')}`, missing.map((path) => ({ path, message: 'is required' })));
+      }
+      const parsed = AgentDefinitionInputSchema.safeParse(json);
+      if (!parsed.success) {
+        return {
+          status: 200,
+          body: {
+            valid: false,
+            messages: parsed.error.issues.map((issue) => ({ severity: 'Error', code: 'invalid_field', message: issue.message, path: jsonPath(issue.path) })),
+          },
+        };
+      }
+      const report = await registry.validateAgent({ definition: definitionToProto(normalizeDefinition(parsed.data)) }, { caller });
+      return { status: 200, body: reportFromProto(report) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/agents/{name}',
+    operationId: 'getAgent',
+    summary: 'Get an agent: its definition, editability and catalog summary',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'AgentsRead' },
+    params: AgentNameParams,
+    responses: { 200: { description: 'Agent detail', schema: AgentDetailSchema }, 404: problem('No such agent') },
+    async handler({ params, caller }, { registry }) {
+      const detail = await registry.getAgent({ name: params.name }, { caller });
+      const catalog = detail.catalog;
+      return {
+        status: 200,
+        body: {
+          name: detail.name,
+          origin: originName(detail.origin),
+          isEditable: detail.isEditable,
+          definition: detail.definition ? recordJson(detail.definition) : null,
+          factoryInstructions: detail.factoryInstructions ?? null,
+          catalog: {
+            description: catalog?.description ?? null,
+            model: catalog?.model ? { provider: catalog.model.provider, model: catalog.model.model } : null,
+            tools: catalog?.tools ?? [],
+            skills: catalog?.skills ?? [],
+            agents: catalog?.agents ?? [],
+          },
+        },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/api/agents/{name}',
+    operationId: 'updateAgent',
+    summary: 'Save a new version of a database agent',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'AgentsAdmin' },
+    params: AgentNameParams,
+    body: AgentDefinitionInputSchema,
+    responses: {
+      200: { description: 'The new version', schema: StoredDefinitionSchema },
+      404: problem('No stored agent of that name'),
+      409: problem('The name belongs to a code-defined agent'),
+    },
+    async handler({ params, body, caller }, { registry }) {
+      const { agent } = await registry.updateAgent({ name: params.name, definition: definitionToProto(normalizeDefinition(body)) }, { caller });
+      return { status: 200, body: recordJson(agent) };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/agents/{name}',
+    operationId: 'deleteAgent',
+    summary: 'Delete a database agent and all its versions (recorded runs are kept)',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'AgentsAdmin' },
+    params: AgentNameParams,
+    responses: {
+      204: { description: 'Deleted' },
+      404: problem('No stored agent of that name'),
+      409: problem('The name belongs to a code-defined agent'),
+    },
+    async handler({ params, caller }, { registry }) {
+      await registry.deleteAgent({ name: params.name }, { caller });
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/agents/{name}/versions',
+    operationId: 'listAgentVersions',
+    summary: 'Every stored version of an agent, newest first (full snapshots)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'AgentsRead' },
+    params: AgentNameParams,
+    responses: {
+      200: { description: 'Versions, newest first', schema: StoredDefinitionSchema.array() },
+      404: problem('No stored agent of that name (code agents have no versions)'),
+    },
+    async handler({ params, caller }, { registry }) {
+      const { versions } = await registry.listAgentVersions({ name: params.name }, { caller });
+      return { status: 200, body: versions.map(recordJson) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/agents/{name}/rollback',
+    operationId: 'rollbackAgent',
+    summary: 'Append the content of an old version as a new version',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'AgentsAdmin' },
+    params: AgentNameParams,
+    body: RollbackRequestSchema,
+    responses: {
+      200: { description: 'The new version', schema: StoredDefinitionSchema },
+      404: problem('No such agent or version'),
+      409: problem('The name belongs to a code-defined agent'),
+    },
+    async handler({ params, body, caller }, { registry }) {
+      const { agent } = await registry.rollbackAgent({ name: params.name, version: body.version }, { caller });
+      return { status: 200, body: recordJson(agent) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/agents/{name}/versions/{a}/diff/{b}',
+    operationId: 'diffAgentVersions',
+    summary: 'Two versions side by side: `left` is {a}, `right` is {b}, verbatim (the server does no diffing)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'AgentsRead' },
+    params: DiffParams,
+    responses: { 200: { description: 'Both snapshots', schema: DiffSchema }, 404: problem('No such agent, or a named version is missing') },
+    async handler({ params, caller }, { registry }) {
+      const { left, right } = await registry.diffAgentVersions({ name: params.name, leftVersion: params.a, rightVersion: params.b }, { caller });
+      return { status: 200, body: { left: recordJson(left), right: recordJson(right) } };
+    },
+  }),
+];

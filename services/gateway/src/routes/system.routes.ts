@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { MetaSchema } from '../api.schemas.js';
+import { ROLES, roleIncludes, type Scope } from '../http/auth.js';
+import { buildOpenApiDocument } from '../http/openapi.js';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+
+/** Scopes a role can exercise: those of every route whose required role it includes. */
+function roleAuthorizations(routes: RouteSpec<any, any, any>[]) {
+  return Object.fromEntries(
+    ROLES.map((role) => {
+      const scopes = new Set<Scope>();
+      for (const route of routes) if (route.auth !== 'none' && roleIncludes(role, route.auth.role)) scopes.add(route.auth.scope);
+      return [role, [...scopes].sort()];
+    }),
+  );
+}
+
+/** Meta, the OpenAPI document and health probes; they describe the full route list they are given. */
+export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/meta',
+      operationId: 'getMeta',
+      summary: 'Service version, authentication methods, active stores and role authorizations (no authentication)',
+      tag: 'Meta',
+      auth: 'none',
+      responses: { 200: { description: 'Meta', schema: MetaSchema } },
+      async handler(_input, context) {
+        const { sql, events, cache } = context.stores;
+        return {
+          status: 200,
+          body: {
+            service: 'hangar',
+            version: context.version,
+            apiVersion: 'v1',
+            authentication: context.authenticator.methods(),
+            stores: { definitions: sql, runs: sql, sessions: sql, attachments: sql, events, cache },
+            roles: roleAuthorizations(allRoutes()),
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/openapi.json',
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI 3.1 document (no authentication)',
+      tag: 'Meta',
+      auth: 'none',
+      responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
+      async handler(_input, context) {
+        return { status: 200, body: buildOpenApiDocument(allRoutes(), { prefix: context.config.Hangar.Api.Prefix, version: context.version }) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/healthz',
+      operationId: 'liveness',
+      summary: 'Liveness: the gateway process answers (no authentication, not under the prefix)',
+      tag: 'Meta',
+      auth: 'none',
+      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+      async handler() {
+        return { status: 200, body: { status: 'ok' } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/readyz',
+      operationId: 'readiness',
+      summary: 'Readiness: every backing service answers its gRPC health check',
+      tag: 'Meta',
+      auth: 'none',
+      responses: {
+        200: { description: 'Ready', schema: z.object({ status: z.enum(['ok', 'unavailable']), services: z.record(z.string(), z.string()) }) },
+        503: { description: 'A backing service is not serving', schema: z.object({ status: z.literal('unavailable'), services: z.record(z.string(), z.string()) }) },
+      },
+      async handler(_input, context) {
+        const services = await context.checkHealth();
+        const ready = Object.values(services).every((status) => status === 'SERVING');
+        return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', services } };
+      },
+    }),
+  ];
+}

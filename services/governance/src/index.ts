@@ -1,0 +1,1 @@
+export { governanceModule } from './governance.module.js';

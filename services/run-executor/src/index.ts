@@ -1,0 +1,1 @@
+export { runExecutorModule } from './run-executor.module.js';

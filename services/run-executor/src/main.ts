@@ -1,0 +1,4 @@
+import { runMain } from '@hangar/platform';
+import { runExecutorModule } from './run-executor.module.js';
+
+await runMain('run-executor', () => [runExecutorModule]);

@@ -1,0 +1,1 @@
+export { sessionModule } from './session.module.js';
