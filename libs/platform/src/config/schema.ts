@@ -141,6 +141,17 @@ export const ConfigSchema = z
         MapOpenAIConversations: bool().default(true),
         RunEventPollInterval: duration().default(250),
         AllowedOrigins: list(z.string()).default([]),
+        /** JWT bearer tokens, validated against a JWKS (inline JSON or fetched from JwksUri). */
+        Jwt: section({
+          Enabled: bool().default(false),
+          Issuer: nullable(z.string()),
+          Audience: nullable(z.string()),
+          JwksUri: nullable(z.string().url()),
+          Jwks: nullable(z.string()),
+          UserClaim: str('sub'),
+          RoleClaim: str('roles'),
+          ScopeClaim: str('scope'),
+        }),
       }),
     }),
     Tenancy: section({
@@ -423,11 +434,21 @@ export const ConfigSchema = z
       if (config.Images.MaxImagesPerRequest < 1) ctx.addIssue({ code: 'custom', path: ['Images', 'MaxImagesPerRequest'], message: 'must be at least 1' });
     }
     const api = config.Hangar.Api;
-    if (api.AllowRemoteAccess && !api.AuthToken && !api.AuthorizationPolicy) {
+    if (api.Jwt.Enabled && !api.Jwt.JwksUri && !api.Jwt.Jwks) {
+      ctx.addIssue({ code: 'custom', path: ['Hangar', 'Api', 'Jwt', 'Jwks'], message: 'Jwks or JwksUri is required while Jwt:Enabled is true' });
+    }
+    if (api.Jwt.Jwks) {
+      try {
+        JSON.parse(api.Jwt.Jwks);
+      } catch {
+        ctx.addIssue({ code: 'custom', path: ['Hangar', 'Api', 'Jwt', 'Jwks'], message: 'must be a JSON Web Key Set' });
+      }
+    }
+    if (api.AllowRemoteAccess && !api.AuthToken && !api.AuthorizationPolicy && !api.Jwt.Enabled) {
       ctx.addIssue({
         code: 'custom',
         path: ['Hangar', 'Api', 'AllowRemoteAccess'],
-        message: 'cannot be true without Hangar:Api:AuthToken or an authorization policy',
+        message: 'cannot be true without Hangar:Api:AuthToken, Hangar:Api:Jwt or an authorization policy',
       });
     }
   });

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { forbidden, HangarError, unauthorized, validationError, type Caller, type HangarConfig } from '@hangar/platform';
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { forbidden, HangarError, unauthorized, validationError, type HangarConfig } from '@hangar/platform';
 
 export const ROLES = ['Reader', 'Operator', 'Admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -15,32 +16,79 @@ export type Scope = (typeof SCOPES)[number];
 /** An authenticated credential. Effective authority is role ∩ scopes (a scope never widens a role). */
 export interface Principal {
   actor: string;
-  role: Role;
+  /** Null when the credential carries no known role: it is authenticated but may do nothing. */
+  role: Role | null;
   scopes: ReadonlySet<Scope>;
   method: 'token' | 'apiKey' | 'jwt';
+  /** Tenant named by the credential itself (a JWT claim), when tenancy reads one. */
+  tenantId?: string;
 }
 
-export const roleIncludes = (held: Role, required: Role) => ROLES.indexOf(held) >= ROLES.indexOf(required);
+export const roleIncludes = (held: Role | null, required: Role) => held !== null && ROLES.indexOf(held) >= ROLES.indexOf(required);
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/** `Authorization: Bearer <token>` against the static token (compared in constant time). */
+const claimValues = (payload: JWTPayload, claim: string): string[] => {
+  const value = payload[claim];
+  if (Array.isArray(value)) return value.filter((entry): entry is string => typeof entry === 'string');
+  return typeof value === 'string' ? value.split(' ').filter(Boolean) : [];
+};
+
+/** A JWT's role is the highest known role it names; its scopes (if any) narrow that role. */
+function principalFromJwt(payload: JWTPayload, config: HangarConfig): Principal {
+  const jwt = config.Hangar.Api.Jwt;
+  const roles = claimValues(payload, jwt.RoleClaim).filter((role): role is Role => (ROLES as readonly string[]).includes(role));
+  const role = roles.sort((a, b) => ROLES.indexOf(b) - ROLES.indexOf(a))[0] ?? null;
+  const named = claimValues(payload, jwt.ScopeClaim).filter((scope): scope is Scope => (SCOPES as readonly string[]).includes(scope));
+  const hasScopeClaim = payload[jwt.ScopeClaim] !== undefined;
+  const user = payload[jwt.UserClaim];
+  const tenantClaim = config.Tenancy.Enabled && config.Tenancy.ClaimType ? payload[config.Tenancy.ClaimType] : undefined;
+  return {
+    actor: typeof user === 'string' && user ? user : 'jwt',
+    role,
+    scopes: new Set(hasScopeClaim ? named : SCOPES),
+    method: 'jwt',
+    tenantId: typeof tenantClaim === 'string' ? tenantClaim : undefined,
+  };
+}
+
+/** `Authorization: Bearer <credential>`: the static token (constant-time compare) or a JWT. */
 export function createAuthenticator(config: HangarConfig) {
   const tokenDigest = config.Hangar.Api.AuthToken ? digest(config.Hangar.Api.AuthToken) : undefined;
   const everyScope: ReadonlySet<Scope> = new Set(SCOPES);
+  const jwt = config.Hangar.Api.Jwt;
+  const keySet = !jwt.Enabled
+    ? undefined
+    : jwt.Jwks
+      ? createLocalJWKSet(JSON.parse(jwt.Jwks))
+      : createRemoteJWKSet(new URL(jwt.JwksUri!));
+
+  async function verifyJwt(token: string): Promise<Principal> {
+    try {
+      const { payload } = await jwtVerify(token, keySet!, {
+        issuer: jwt.Issuer ?? undefined,
+        audience: jwt.Audience ?? undefined,
+      });
+      return principalFromJwt(payload, config);
+    } catch {
+      throw unauthorized('the credential is not valid');
+    }
+  }
 
   return {
-    methods: (): Principal['method'][] => (tokenDigest ? ['token'] : []),
-    authenticate(request: Request): Principal {
+    methods: (): Principal['method'][] => [...(tokenDigest ? ['token' as const] : []), ...(keySet ? ['jwt' as const] : [])],
+    async authenticate(request: Request): Promise<Principal> {
       const header = request.get('authorization');
       const apiKey = request.get('x-api-key');
       if (!header && !apiKey) throw unauthorized('a credential is required: send Authorization: Bearer <token>');
       if (header) {
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (!match) throw unauthorized('the Authorization header must use the Bearer scheme');
-        if (tokenDigest && timingSafeEqual(digest(match[1]), tokenDigest)) {
+        const credential = match[1];
+        if (tokenDigest && timingSafeEqual(digest(credential), tokenDigest)) {
           return { actor: 'auth-token', role: 'Admin', scopes: everyScope, method: 'token' };
         }
+        if (keySet && credential.split('.').length === 3) return verifyJwt(credential);
       }
       throw unauthorized('the credential is not valid');
     },
@@ -55,22 +103,18 @@ export function authorize(principal: Principal, role: Role, scope: Scope): void 
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** SPEC Authentication 9: the default tenant unless tenancy resolves one from the request. */
-export function resolveTenant(config: HangarConfig, request: Request): string {
+export function resolveTenant(config: HangarConfig, request: Request, principal?: Principal): string {
   const tenancy = config.Tenancy;
-  if (!tenancy.Enabled || !tenancy.AllowHeaderResolution) return config.DefaultTenantId;
-  const requested = request.get(tenancy.HeaderName);
+  if (!tenancy.Enabled) return config.DefaultTenantId;
+  const requested = principal?.tenantId ?? (tenancy.AllowHeaderResolution ? request.get(tenancy.HeaderName) : undefined);
   if (!requested) return config.DefaultTenantId;
   if (!TENANT_ID.test(requested)) {
-    throw validationError(`the ${tenancy.HeaderName} header is not a valid tenant id`, [{ path: tenancy.HeaderName, message: 'must be 1-128 characters of letters, digits, ".", "_" or "-"' }]);
+    throw validationError(`the tenant id "${requested}" is not valid`, [{ path: tenancy.HeaderName, message: 'must be 1-128 characters of letters, digits, ".", "_" or "-"' }]);
   }
   if (tenancy.AllowedTenants.length > 0 && !tenancy.AllowedTenants.includes(requested)) {
     throw forbidden(`tenant "${requested}" is not allowed`);
   }
   return requested;
-}
-
-export function callerOf(principal: Principal, tenantId: string): Caller {
-  return { tenantId, actor: principal.actor };
 }
 
 const LOOPBACK_V4 = /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;

@@ -2,7 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { jsonPath } from '@hangar/contracts';
 import { HangarError, validationError, type Caller } from '@hangar/platform';
-import { authorize, callerOf, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
+import { authorize, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -79,10 +79,10 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
   router[route.method](expressPath(route.path), async (request, response) => {
     let principal: Principal | undefined;
     if (route.auth !== 'none') {
-      principal = context.authenticator.authenticate(request);
+      principal = await context.authenticator.authenticate(request);
       authorize(principal, route.auth.role, route.auth.scope);
     }
-    const tenantId = resolveTenant(context.config, request);
+    const tenantId = resolveTenant(context.config, request, principal);
     const params = route.params ? parseOrThrow(route.params, request.params, 'path') : request.params;
     const query = route.query ? parseOrThrow(route.query, request.query, 'query') : request.query;
     let body: unknown;
@@ -91,7 +91,7 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
       body = route.body ? parseOrThrow(route.body, json, 'body') : json;
     }
     const result = await route.handler(
-      { params, query, body, caller: callerOf(principal ?? { actor: 'anonymous' } as Principal, tenantId), principal, request, response },
+      { params, query, body, caller: { tenantId, actor: principal?.actor ?? 'anonymous' }, principal, request, response },
       context,
     );
     response.status(result.status).set(result.headers ?? {});

@@ -1,0 +1,30 @@
+import { createStorageProvider, type StorageProvider } from '@hangar/storage';
+import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
+
+export type EngineName = 'pglite' | 'postgres';
+
+/** Both SQL engines: repository suites run `describe.each(SQL_ENGINES)` so each passes the same tests. */
+export const SQL_ENGINES: EngineName[] = ['pglite', 'postgres'];
+
+export interface EngineFixture {
+  storage: StorageProvider;
+  close(): Promise<void>;
+}
+
+export async function openEngine(engine: EngineName): Promise<EngineFixture> {
+  const schemaPrefix = engine === 'postgres' ? uniqueSchemaPrefix() : 'hangar';
+  const storage = await createStorageProvider({
+    postgresConnectionString: engine === 'postgres' ? TEST_POSTGRES_URL : null,
+    schemaPrefix,
+    embeddedDataDir: 'memory://',
+    autoApplyMigrations: true,
+    commandTimeoutSeconds: 30,
+  });
+  return {
+    storage,
+    async close() {
+      await storage.close();
+      if (engine === 'postgres') await dropSchemas(schemaPrefix);
+    },
+  };
+}

@@ -1,0 +1,4 @@
+export * from './postgres.js';
+export * from './engines.js';
+export * from './hangar.js';
+export * from './jwt.js';
