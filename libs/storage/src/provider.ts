@@ -46,7 +46,7 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
       max: 10,
     });
     root = new Kysely({ dialect: new PostgresDialect({ pool }) });
-    closeEngine = () => pool.end();
+    closeEngine = async () => {}; // Kysely's destroy() ends the pool
   } else {
     engine = 'pglite';
     const inMemory = settings.embeddedDataDir.startsWith('memory://');

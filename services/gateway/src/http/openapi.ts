@@ -4,13 +4,35 @@ import { ProblemSchema } from '../api.schemas.js';
 
 type JsonSchema = Record<string, unknown>;
 
-const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-  return rest;
-};
+/**
+ * Zod puts schemas that carry an id under `$defs` with `#/$defs/...` refs; in an OpenAPI document
+ * they belong under `components.schemas`, so they are hoisted there and the refs rewritten.
+ */
+function createSchemaConverter(components: Record<string, JsonSchema>) {
+  const rewriteRefs = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewriteRefs);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [
+        key,
+        key === '$ref' && typeof value === 'string' ? value.replace('#/$defs/', '#/components/schemas/') : rewriteRefs(value),
+      ]),
+    );
+  };
+  return (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+    const { $schema: _dialect, $defs, ...rest } = generated as JsonSchema & { $defs?: Record<string, JsonSchema> };
+    for (const [id, definition] of Object.entries($defs ?? {})) {
+      // Input and output shapes of one schema differ (defaults); keep both under distinct names.
+      const name = io === 'input' && components[id] && JSON.stringify(components[id]) !== JSON.stringify(rewriteRefs(definition)) ? `${id}Input` : id;
+      components[name] = rewriteRefs(definition) as JsonSchema;
+    }
+    return rewriteRefs(rest) as JsonSchema;
+  };
+}
 
 /** Path or query parameters from a zod object schema. */
-function parametersOf(schema: z.ZodType | undefined, location: 'path' | 'query') {
+function parametersOf(toSchema: ReturnType<typeof createSchemaConverter>, schema: z.ZodType | undefined, location: 'path' | 'query') {
   if (!schema) return [];
   const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, property]) => ({
@@ -30,6 +52,9 @@ const problemResponse = (description: string) => ({
 /** OpenAPI 3.1 document of every route the gateway serves, generated from the route specs. */
 export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options: { prefix: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const components: Record<string, JsonSchema> = {};
+  const toSchema = createSchemaConverter(components);
+  const problem = toSchema(ProblemSchema, 'output');
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
     for (const [status, response] of Object.entries(route.responses)) {
@@ -48,7 +73,7 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')],
+      parameters: [...parametersOf(toSchema, route.params, 'path'), ...parametersOf(toSchema, route.query, 'query')],
       responses,
       ...(route.auth === 'none'
         ? { security: [] }
@@ -74,7 +99,7 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
         bearer: { type: 'http', scheme: 'bearer', description: 'The static Hangar:Api:AuthToken, an API key or a JWT' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: { Problem: toSchema(ProblemSchema, 'output') },
+      schemas: { ...components, Problem: components.Problem ?? problem },
     },
     paths,
   };
