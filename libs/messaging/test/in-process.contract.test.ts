@@ -1,0 +1,88 @@
+import { createInProcessEventLog, createInProcessPubSub, type EventLog, type LogRecord, type PubSub } from '@hangar/messaging';
+import { describe, expect, it } from 'vitest';
+
+/** The port contracts; the Kafka and Redis adapters will run this same suite against real engines. */
+
+const waitFor = async (condition: () => boolean, timeoutMs = 2000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => EventLog]>)('EventLog contract: %s', (_name, create) => {
+  it('delivers every record to every group, in order, including records appended before subscribing', async () => {
+    const log = create();
+    await log.append('runs', [{ key: 'r1', value: 'a' }, { key: 'r1', value: 'b' }]);
+    const first: string[] = [];
+    const second: string[] = [];
+    await log.subscribe('runs', 'quota', async (record) => void first.push(record.value));
+    await log.subscribe('runs', 'webhooks', async (record) => void second.push(record.value));
+    await log.append('runs', [{ key: 'r2', value: 'c' }]);
+    await waitFor(() => first.length === 3 && second.length === 3);
+    expect(first).toEqual(['a', 'b', 'c']);
+    expect(second).toEqual(['a', 'b', 'c']);
+    await log.close();
+  });
+
+  it('redelivers a record whose handler failed (at-least-once)', async () => {
+    const log = create();
+    const seen: LogRecord[] = [];
+    let failures = 1;
+    await log.subscribe('runs', 'g', async (record) => {
+      seen.push(record);
+      if (failures-- > 0) throw new Error('transient');
+    });
+    await log.append('runs', [{ key: 'k', value: 'x' }]);
+    await waitFor(() => seen.length === 2);
+    expect(seen.map((record) => record.offset)).toEqual([0, 0]);
+    await log.close();
+  });
+
+  it('stops delivering after unsubscribe and keeps topics apart', async () => {
+    const log = create();
+    const seen: string[] = [];
+    const subscription = await log.subscribe('a', 'g', async (record) => void seen.push(record.value));
+    await log.append('b', [{ key: 'k', value: 'other-topic' }]);
+    await log.append('a', [{ key: 'k', value: 'one' }]);
+    await waitFor(() => seen.length === 1);
+    await subscription.unsubscribe();
+    await log.append('a', [{ key: 'k', value: 'two' }]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(seen).toEqual(['one']);
+    await log.close();
+  });
+});
+
+describe.each([['in-process', createInProcessPubSub]] as Array<[string, () => PubSub]>)('PubSub contract: %s', (_name, create) => {
+  it('fans a message out to current subscribers of its channel only', async () => {
+    const pubsub = create();
+    const a: string[] = [];
+    const b: string[] = [];
+    await pubsub.subscribe('run:1', (message) => a.push(message));
+    const subscription = await pubsub.subscribe('run:1', (message) => b.push(message));
+    await pubsub.subscribe('run:2', () => {
+      throw new Error('must not be called');
+    });
+    await pubsub.publish('run:1', 'hello');
+    await subscription.unsubscribe();
+    await pubsub.publish('run:1', 'again');
+    await waitFor(() => a.length === 2);
+    expect(a).toEqual(['hello', 'again']);
+    expect(b).toEqual(['hello']);
+    await pubsub.close();
+  });
+
+  it('keeps delivering to others when one handler throws', async () => {
+    const pubsub = create();
+    const received: string[] = [];
+    await pubsub.subscribe('c', () => {
+      throw new Error('bad listener');
+    });
+    await pubsub.subscribe('c', (message) => received.push(message));
+    await pubsub.publish('c', 'm');
+    await waitFor(() => received.length === 1);
+    await pubsub.close();
+  });
+});
