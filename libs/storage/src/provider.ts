@@ -33,38 +33,41 @@ export interface StorageProvider {
   close(): Promise<void>;
 }
 
+/**
+ * The engine is opened on the first `open()`: a process whose modules keep no data (the gateway)
+ * never connects to PostgreSQL nor creates an embedded database.
+ */
 export async function createStorageProvider(settings: StorageSettings): Promise<StorageProvider> {
-  let root: Kysely<unknown>;
-  let closeEngine: () => Promise<void>;
-  let engine: EngineKind;
+  const engine: EngineKind = settings.postgresConnectionString ? 'postgres' : 'pglite';
+  let opened: Promise<{ root: Kysely<unknown>; closeEngine: () => Promise<void> }> | undefined;
 
-  if (settings.postgresConnectionString) {
-    engine = 'postgres';
-    const pool = new pg.Pool({
-      connectionString: settings.postgresConnectionString,
-      statement_timeout: settings.commandTimeoutSeconds * 1000,
-      max: 10,
-    });
-    root = new Kysely({ dialect: new PostgresDialect({ pool }) });
-    closeEngine = async () => {}; // Kysely's destroy() ends the pool
-  } else {
-    engine = 'pglite';
-    const inMemory = settings.embeddedDataDir.startsWith('memory://');
-    if (!inMemory) mkdirSync(settings.embeddedDataDir, { recursive: true });
+  async function openEngine() {
+    if (settings.postgresConnectionString) {
+      const pool = new pg.Pool({
+        connectionString: settings.postgresConnectionString,
+        statement_timeout: settings.commandTimeoutSeconds * 1000,
+        max: 10,
+      });
+      // Kysely's destroy() ends the pool.
+      return { root: new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), closeEngine: async () => {} };
+    }
+    if (!settings.embeddedDataDir.startsWith('memory://')) mkdirSync(settings.embeddedDataDir, { recursive: true });
     const pglite = await PGlite.create(settings.embeddedDataDir);
-    root = new Kysely({ dialect: new PGliteDialect(pglite, new PGliteLock()) });
-    closeEngine = () => pglite.close();
+    return { root: new Kysely<unknown>({ dialect: new PGliteDialect(pglite, new PGliteLock()) }), closeEngine: () => pglite.close() };
   }
 
   return {
     engine,
     async open<DB>(service: string, migrations: Record<string, Migration>) {
+      const { root } = await (opened ??= openEngine());
       const schema = `${settings.schemaPrefix}_${service}`;
       const db = root.withSchema(schema) as unknown as Kysely<DB>;
       if (settings.autoApplyMigrations) await migrate(root, schema, migrations);
       return { db, schema, engine };
     },
     async close() {
+      if (!opened) return;
+      const { root, closeEngine } = await opened;
       await root.destroy();
       await closeEngine();
     },
