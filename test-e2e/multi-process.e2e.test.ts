@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, type ServiceName } from '@hangar/platform';
-import { dropSchemas, FIXTURE_CODE_AGENTS, httpRequest, TEST_POSTGRES_URL, TEST_TOKEN, uniqueSchemaPrefix } from '@hangar/testing';
+import { dropSchemas, FIXTURE_CODE_AGENTS, freePort, httpRequest, TEST_POSTGRES_URL, TEST_TOKEN, uniqueSchemaPrefix } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** The distributed shape: every service its own process on PostgreSQL, reached only through the gateway. */
@@ -13,16 +12,6 @@ const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   AgentRegistry: 'agent-registry', RunExecutor: 'run-executor', Session: 'session', Skill: 'skill',
   Attachment: 'attachment', Governance: 'governance', Gateway: 'gateway',
 };
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 const schemaPrefix = uniqueSchemaPrefix();
 const processes = new Map<string, ChildProcess>();

@@ -2,3 +2,4 @@ export * from './postgres.js';
 export * from './engines.js';
 export * from './hangar.js';
 export * from './jwt.js';
+export * from './ports.js';
