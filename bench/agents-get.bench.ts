@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { dropSchemas, uniqueSchemaPrefix } from '@hangar/testing';
 import { BENCH_TOKEN, spawnAllInOne } from './all-in-one.process.js';
 
 /**
@@ -7,8 +8,14 @@ import { BENCH_TOKEN, spawnAllInOne } from './all-in-one.process.js';
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+// BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test measures the same path on PostgreSQL.
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL;
+const schemaPrefix = uniqueSchemaPrefix();
 
-const hangar = await spawnAllInOne();
+const hangar = await spawnAllInOne({
+  env: POSTGRES_URL ? { HANGAR__Stores__Postgres__ConnectionString: POSTGRES_URL, HANGAR__Stores__Postgres__SchemaName: schemaPrefix } : {},
+});
+console.log(`store: ${POSTGRES_URL ? 'PostgreSQL' : 'PGlite (embedded)'}`);
 try {
   const headers = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
   const created = await fetch(`${hangar.url}/api/agents`, {
@@ -32,4 +39,5 @@ try {
   console.log(`single connection: p50 ${single.latency.p50} ms, p99 ${single.latency.p99} ms, ${single.requests.average.toFixed(0)} req/s`);
 } finally {
   await hangar.stop();
+  if (POSTGRES_URL) await dropSchemas(schemaPrefix);
 }
