@@ -1,6 +1,7 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import { isLoopback } from '@hangar/gateway';
 import { createJwtIssuer, httpRequest, startHangar, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Authentication, authorization (role ∩ scope), tenancy, CORS, prefix, meta, OpenAPI and routing errors. */
@@ -162,6 +163,8 @@ describe('routing, prefix and documents', () => {
     expect(result.status).toBe(200);
     const document = result.body;
     expect(document.openapi).toBe('3.1.0');
+    const validation = await validate(structuredClone(document));
+    expect(validation.valid, validation.valid ? '' : compileErrors(validation)).toBe(true);
     const operations = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) =>
       Object.entries(methods).map(([method, operation]: [string, any]) => ({ route: `${method.toUpperCase()} ${path}`, operation })),
     );
