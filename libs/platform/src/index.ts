@@ -11,3 +11,4 @@ export * from './runtime/modules.js';
 export * from './runtime/engines.js';
 export * from './runtime/grpc-module.js';
 export * from './runtime/process.js';
+export { HANGAR_VERSION } from './version.js';

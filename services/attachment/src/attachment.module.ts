@@ -1,10 +1,20 @@
+import { AttachmentServiceDefinition } from '@hangar/contracts';
 import { grpcServiceModule } from '@hangar/platform';
+import { attachmentGrpc } from './attachment.grpc.js';
+import { createAttachmentRepository, type AttachmentDatabase } from './attachment.repository.js';
+import { createAttachmentService } from './attachment.service.js';
+import { attachmentMigrations } from './migrations/index.js';
 
-/**
- * The Attachment process: a gRPC server with the standard health service and graceful shutdown.
- * Its rules, repository and RPCs arrive with the attachments issue (#4).
- */
 export const attachmentModule = grpcServiceModule({
   name: 'Attachment',
-  async setup() {},
+  async setup({ config, engines, logger }, grpc) {
+    const database = await engines.storage.open<AttachmentDatabase>('attachments', attachmentMigrations);
+    const service = createAttachmentService({
+      repository: createAttachmentRepository(database.db),
+      settings: { maxBytes: config.Attachments.MaxBytes, allowedMediaTypes: config.Attachments.AllowedMediaTypes },
+    });
+    const swept = await service.sweepUnfinishedUploads();
+    if (swept > 0) logger.info({ swept }, 'removed uploads left unfinished by an earlier process');
+    grpc.server.add(AttachmentServiceDefinition, attachmentGrpc(service));
+  },
 });

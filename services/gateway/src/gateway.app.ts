@@ -6,14 +6,16 @@ import { problemBody, problemHandler, sendProblem } from './http/problem.js';
 import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
+import { attachmentRoutes } from './routes/attachments.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
+import { sessionRoutes } from './routes/sessions.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 
 const JSON_BODY_LIMIT = '1mb';
 
 /** Every route the gateway serves; the OpenAPI document and `/api/meta` roles are derived from it. */
 export function gatewayRoutes(): RouteSpec<any, any, any>[] {
-  const routes: RouteSpec<any, any, any>[] = [...agentRoutes, ...catalogRoutes];
+  const routes: RouteSpec<any, any, any>[] = [...agentRoutes, ...catalogRoutes, ...sessionRoutes, ...attachmentRoutes];
   routes.push(...systemRoutes(() => routes));
   return routes;
 }

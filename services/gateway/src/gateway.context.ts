@@ -1,4 +1,4 @@
-import type { AgentRegistryServiceDefinition } from '@hangar/contracts';
+import type { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunAuthorizationHandler, SessionServiceDefinition } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { createAuthenticator } from './http/auth.js';
@@ -9,6 +9,10 @@ export interface GatewayContext {
   logger: Logger;
   authenticator: ReturnType<typeof createAuthenticator>;
   registry: Client<typeof AgentRegistryServiceDefinition, CallerOptions>;
+  sessions: Client<typeof SessionServiceDefinition, CallerOptions>;
+  attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
+  /** The host's run-authorization handler, when one is registered. */
+  authorizeRun?: RunAuthorizationHandler;
   /** Names the active engines for `/api/meta`. */
   stores: { sql: string; events: string; cache: string };
   version: string;

@@ -1,15 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { AgentRegistryServiceDefinition } from '@hangar/contracts';
-import { createChannel, createServiceClient, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
+import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { createAuthenticator } from './http/auth.js';
+import { loadRunAuthorization } from './http/run-authorization.js';
 import { createGatewayApp } from './gateway.app.js';
 import type { GatewayContext } from './gateway.context.js';
 
 const HEALTH_TIMEOUT_MS = 2000;
-const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
 
 /** The HTTP edge: authenticates, resolves the tenant, and forwards to the services over gRPC. */
 export const gatewayModule: HangarModule = {
@@ -23,8 +22,11 @@ export const gatewayModule: HangarModule = {
       logger,
       authenticator: createAuthenticator(config),
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
+      sessions: createServiceClient(SessionServiceDefinition, channels.Session),
+      attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
+      authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
-      version: VERSION,
+      version: HANGAR_VERSION,
       async checkHealth() {
         const entries = await Promise.all(
           healthClients.map(async ([name, client]) => {

@@ -1,10 +1,29 @@
-import { grpcServiceModule } from '@hangar/platform';
+import { AttachmentServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION } from '@hangar/platform';
+import { sessionMigrations } from './migrations/index.js';
+import { sessionGrpc } from './session.grpc.js';
+import { createSessionRepository, type SessionDatabase } from './session.repository.js';
+import { createSessionService } from './session.service.js';
 
-/**
- * The Session process: a gRPC server with the standard health service and graceful shutdown.
- * Its rules, repository and RPCs arrive with the sessions issue (#4).
- */
+const RUNTIME_VERSION = `hangar/${HANGAR_VERSION}`;
+
 export const sessionModule = grpcServiceModule({
   name: 'Session',
-  async setup() {},
+  dependsOn: ['Attachment'],
+  async setup({ config, engines, addressOf }, grpc) {
+    const database = await engines.storage.open<SessionDatabase>('sessions', sessionMigrations);
+    const attachmentChannel = createChannel(addressOf('Attachment'));
+    const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
+    const service = createSessionService({
+      repository: createSessionRepository(database.db),
+      settings: {
+        ownershipEnabled: config.SessionOwnership.Enabled,
+        managementRole: config.SessionOwnership.ManagementRole,
+        runtimeVersion: RUNTIME_VERSION,
+      },
+      deleteAttachments: async (caller, sessionId) => (await attachments.deleteSessionAttachments({ sessionId }, { caller })).deleted,
+    });
+    grpc.server.add(SessionServiceDefinition, sessionGrpc(service));
+    return { close: async () => attachmentChannel.close() };
+  },
 });

@@ -141,6 +141,8 @@ export const ConfigSchema = z
         MapOpenAIConversations: bool().default(true),
         RunEventPollInterval: duration().default(250),
         AllowedOrigins: list(z.string()).default([]),
+        /** Module whose `authorizeRun` export may deny a caller (SPEC Authentication 7). */
+        RunAuthorizationModule: nullable(z.string()),
         /** JWT bearer tokens, validated against a JWKS (inline JSON or fetched from JwksUri). */
         Jwt: section({
           Enabled: bool().default(false),
@@ -212,12 +214,17 @@ export const ConfigSchema = z
       }),
     }),
     Attachments: section({
-      MaxBytes: int().pipe(z.number().positive()).default(20971520),
+      MaxBytes: int().pipe(z.number().positive().max(2147483647)).default(20971520),
       AllowedMediaTypes: list(z.string()).default([
         'image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain', 'audio/*',
       ]),
     }),
     Audit: section({ ActorClaimType: nullable(z.string()) }),
+    /** SPEC Authentication 8: sessions limited to their owning user; the management role lists all. */
+    SessionOwnership: section({
+      Enabled: bool().default(false),
+      ManagementRole: z.enum(['Reader', 'Operator', 'Admin']).default('Admin'),
+    }),
     CircuitBreaker: section({
       Enabled: bool().default(true),
       FailureThreshold: int().pipe(z.number().min(1)).default(5),

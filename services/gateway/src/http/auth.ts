@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { forbidden, HangarError, unauthorized, validationError, type HangarConfig } from '@hangar/platform';
+import { forbidden, HangarError, unauthorized, validationError, type Caller, type HangarConfig } from '@hangar/platform';
 
 export const ROLES = ['Reader', 'Operator', 'Admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -115,6 +115,17 @@ export function resolveTenant(config: HangarConfig, request: Request, principal?
     throw forbidden(`tenant "${requested}" is not allowed`);
   }
   return requested;
+}
+
+/** What the services learn about the caller: tenant, actor, and the user and role when there are any. */
+export function callerOf(principal: Principal | undefined, tenantId: string): Caller {
+  if (!principal) return { tenantId, actor: 'anonymous' };
+  return {
+    tenantId,
+    actor: principal.actor,
+    ...(principal.method === 'jwt' && principal.actor !== 'jwt' ? { userId: principal.actor } : {}),
+    ...(principal.role ? { role: principal.role } : {}),
+  };
 }
 
 const LOOPBACK_V4 = /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;

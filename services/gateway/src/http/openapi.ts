@@ -62,7 +62,7 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
         ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } } }
         : { description: response.description };
     }
-    if (route.body || route.rawBody || route.params || route.query) responses['400'] ??= problemResponse('The request is not valid');
+    if (route.body || route.rawBody || route.documentedBody || route.params || route.query) responses['400'] ??= problemResponse('The request is not valid');
     if (route.auth !== 'none') {
       responses['401'] ??= problemResponse('No credential, or an invalid one');
       responses['403'] ??= problemResponse(`The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`);
@@ -81,6 +81,8 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
     };
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
+    } else if (route.documentedBody) {
+      operation.requestBody = { required: true, content: { [route.documentedBody.contentType]: { schema: route.documentedBody.schema } } };
     }
     const fullPath = route.path.startsWith('/api/') ? `${options.prefix}${route.path}` : route.path;
     (paths[fullPath] ??= {})[route.method] = operation;

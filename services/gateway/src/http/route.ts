@@ -1,8 +1,9 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { jsonPath } from '@hangar/contracts';
-import { HangarError, validationError, type Caller } from '@hangar/platform';
-import { authorize, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
+import type { RunOperation } from '@hangar/contracts';
+import { forbidden, HangarError, notFound, validationError, type Caller } from '@hangar/platform';
+import { authorize, callerOf, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -27,6 +28,8 @@ export interface HandlerResult {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** The handler streamed the response itself. */
+  sent?: boolean;
 }
 
 /**
@@ -46,6 +49,13 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** JSON body schema; `raw` hands the parsed JSON to the handler (for validate, which reports shape errors). */
   body?: z.ZodType<B>;
   rawBody?: boolean;
+  /** A non-JSON request body, for the OpenAPI document only (the handler reads the stream). */
+  documentedBody?: { contentType: string; schema: Record<string, unknown> };
+  /**
+   * Asks the host's run-authorization handler first. A denied list or upload is 403 (`forbid`);
+   * a denied single-record operation is 404 (`hide`), like an unknown record.
+   */
+  runAuthorization?: { operation: RunOperation; denial: 'forbid' | 'hide'; resourceId?: (params: P) => string };
   responses: Record<number, RouteResponse>;
   handler(input: HandlerInput<P, Q, B>, context: GatewayContext): Promise<HandlerResult>;
 }
@@ -90,10 +100,18 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
       const json = requireJsonBody(request);
       body = route.body ? parseOrThrow(route.body, json, 'body') : json;
     }
-    const result = await route.handler(
-      { params, query, body, caller: { tenantId, actor: principal?.actor ?? 'anonymous' }, principal, request, response },
-      context,
-    );
+    const caller = callerOf(principal, tenantId);
+    if (route.runAuthorization && context.authorizeRun) {
+      const { operation, denial, resourceId } = route.runAuthorization;
+      const id = resourceId?.(params);
+      if (!(await context.authorizeRun({ operation, ...caller, resourceId: id }))) {
+        // The 404 says exactly what the service says of an unknown record ("session x not found").
+        const kind = operation.slice(0, operation.indexOf('.') - 1);
+        throw denial === 'forbid' ? forbidden(`the run-authorization handler denied ${operation}`) : notFound(`${kind} ${id} not found`);
+      }
+    }
+    const result = await route.handler({ params, query, body, caller, principal, request, response }, context);
+    if (result.sent) return;
     response.status(result.status).set(result.headers ?? {});
     if (result.body === undefined) response.end();
     else response.json(result.body);

@@ -5,24 +5,1158 @@
 // source: hangar/v1/attachment.proto
 
 /* eslint-disable */
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/attachment.proto";
 
-/**
- * Attachment metadata and bytes. RPCs arrive with the attachments issue (#4).
- * Until then the process serves only the standard grpc.health.v1 service.
- */
+export interface AttachmentDescriptor {
+  id: string;
+  fileName: string;
+  mediaType: string;
+  size: number;
+  sha256: string;
+  sessionId?: string | undefined;
+  createdAt: string | undefined;
+}
+
+export interface UploadHeader {
+  fileName: string;
+  sessionId?: string | undefined;
+}
+
+export interface UploadAttachmentRequest {
+  part: { $case: "header"; value: UploadHeader } | { $case: "chunk"; value: Buffer } | undefined;
+}
+
+export interface UploadAttachmentResponse {
+  attachment: AttachmentDescriptor | undefined;
+}
+
+export interface ListAttachmentsRequest {
+  sessionId?: string | undefined;
+  skip: number;
+  take: number;
+}
+
+export interface ListAttachmentsResponse {
+  attachments: AttachmentDescriptor[];
+}
+
+export interface GetAttachmentRequest {
+  id: string;
+}
+
+export interface GetAttachmentResponse {
+  attachment: AttachmentDescriptor | undefined;
+}
+
+export interface DownloadAttachmentRequest {
+  id: string;
+}
+
+export interface DownloadAttachmentResponse {
+  part: { $case: "descriptor"; value: AttachmentDescriptor } | { $case: "chunk"; value: Buffer } | undefined;
+}
+
+export interface DeleteAttachmentRequest {
+  id: string;
+}
+
+export interface DeleteAttachmentResponse {
+}
+
+export interface DeleteSessionAttachmentsRequest {
+  sessionId: string;
+}
+
+export interface DeleteSessionAttachmentsResponse {
+  deleted: number;
+}
+
+function createBaseAttachmentDescriptor(): AttachmentDescriptor {
+  return { id: "", fileName: "", mediaType: "", size: 0, sha256: "", sessionId: undefined, createdAt: undefined };
+}
+
+export const AttachmentDescriptor: MessageFns<AttachmentDescriptor> = {
+  encode(message: AttachmentDescriptor, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.fileName !== "") {
+      writer.uint32(18).string(message.fileName);
+    }
+    if (message.mediaType !== "") {
+      writer.uint32(26).string(message.mediaType);
+    }
+    if (message.size !== 0) {
+      writer.uint32(32).int64(message.size);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(42).string(message.sha256);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(50).string(message.sessionId);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AttachmentDescriptor {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAttachmentDescriptor();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fileName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.mediaType = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.size = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AttachmentDescriptor>): AttachmentDescriptor {
+    return AttachmentDescriptor.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AttachmentDescriptor>): AttachmentDescriptor {
+    const message = createBaseAttachmentDescriptor();
+    message.id = object.id ?? "";
+    message.fileName = object.fileName ?? "";
+    message.mediaType = object.mediaType ?? "";
+    message.size = object.size ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.sessionId = object.sessionId ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseUploadHeader(): UploadHeader {
+  return { fileName: "", sessionId: undefined };
+}
+
+export const UploadHeader: MessageFns<UploadHeader> = {
+  encode(message: UploadHeader, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fileName !== "") {
+      writer.uint32(10).string(message.fileName);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(18).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UploadHeader {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUploadHeader();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fileName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UploadHeader>): UploadHeader {
+    return UploadHeader.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UploadHeader>): UploadHeader {
+    const message = createBaseUploadHeader();
+    message.fileName = object.fileName ?? "";
+    message.sessionId = object.sessionId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseUploadAttachmentRequest(): UploadAttachmentRequest {
+  return { part: undefined };
+}
+
+export const UploadAttachmentRequest: MessageFns<UploadAttachmentRequest> = {
+  encode(message: UploadAttachmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.part?.$case) {
+      case "header":
+        UploadHeader.encode(message.part.value, writer.uint32(10).fork()).join();
+        break;
+      case "chunk":
+        writer.uint32(18).bytes(message.part.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UploadAttachmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUploadAttachmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.part = { $case: "header", value: UploadHeader.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.part = { $case: "chunk", value: Buffer.from(reader.bytes()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UploadAttachmentRequest>): UploadAttachmentRequest {
+    return UploadAttachmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UploadAttachmentRequest>): UploadAttachmentRequest {
+    const message = createBaseUploadAttachmentRequest();
+    switch (object.part?.$case) {
+      case "header": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "header", value: UploadHeader.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "chunk": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "chunk", value: object.part.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseUploadAttachmentResponse(): UploadAttachmentResponse {
+  return { attachment: undefined };
+}
+
+export const UploadAttachmentResponse: MessageFns<UploadAttachmentResponse> = {
+  encode(message: UploadAttachmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attachment !== undefined) {
+      AttachmentDescriptor.encode(message.attachment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UploadAttachmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUploadAttachmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attachment = AttachmentDescriptor.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UploadAttachmentResponse>): UploadAttachmentResponse {
+    return UploadAttachmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UploadAttachmentResponse>): UploadAttachmentResponse {
+    const message = createBaseUploadAttachmentResponse();
+    message.attachment = (object.attachment !== undefined && object.attachment !== null)
+      ? AttachmentDescriptor.fromPartial(object.attachment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListAttachmentsRequest(): ListAttachmentsRequest {
+  return { sessionId: undefined, skip: 0, take: 0 };
+}
+
+export const ListAttachmentsRequest: MessageFns<ListAttachmentsRequest> = {
+  encode(message: ListAttachmentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== undefined) {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.skip !== 0) {
+      writer.uint32(16).int32(message.skip);
+    }
+    if (message.take !== 0) {
+      writer.uint32(24).int32(message.take);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAttachmentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAttachmentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.skip = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.take = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListAttachmentsRequest>): ListAttachmentsRequest {
+    return ListAttachmentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAttachmentsRequest>): ListAttachmentsRequest {
+    const message = createBaseListAttachmentsRequest();
+    message.sessionId = object.sessionId ?? undefined;
+    message.skip = object.skip ?? 0;
+    message.take = object.take ?? 0;
+    return message;
+  },
+};
+
+function createBaseListAttachmentsResponse(): ListAttachmentsResponse {
+  return { attachments: [] };
+}
+
+export const ListAttachmentsResponse: MessageFns<ListAttachmentsResponse> = {
+  encode(message: ListAttachmentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.attachments) {
+      AttachmentDescriptor.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAttachmentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAttachmentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attachments.push(AttachmentDescriptor.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListAttachmentsResponse>): ListAttachmentsResponse {
+    return ListAttachmentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAttachmentsResponse>): ListAttachmentsResponse {
+    const message = createBaseListAttachmentsResponse();
+    message.attachments = object.attachments?.map((e) => AttachmentDescriptor.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetAttachmentRequest(): GetAttachmentRequest {
+  return { id: "" };
+}
+
+export const GetAttachmentRequest: MessageFns<GetAttachmentRequest> = {
+  encode(message: GetAttachmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAttachmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetAttachmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetAttachmentRequest>): GetAttachmentRequest {
+    return GetAttachmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetAttachmentRequest>): GetAttachmentRequest {
+    const message = createBaseGetAttachmentRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseGetAttachmentResponse(): GetAttachmentResponse {
+  return { attachment: undefined };
+}
+
+export const GetAttachmentResponse: MessageFns<GetAttachmentResponse> = {
+  encode(message: GetAttachmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attachment !== undefined) {
+      AttachmentDescriptor.encode(message.attachment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAttachmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetAttachmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attachment = AttachmentDescriptor.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetAttachmentResponse>): GetAttachmentResponse {
+    return GetAttachmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetAttachmentResponse>): GetAttachmentResponse {
+    const message = createBaseGetAttachmentResponse();
+    message.attachment = (object.attachment !== undefined && object.attachment !== null)
+      ? AttachmentDescriptor.fromPartial(object.attachment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDownloadAttachmentRequest(): DownloadAttachmentRequest {
+  return { id: "" };
+}
+
+export const DownloadAttachmentRequest: MessageFns<DownloadAttachmentRequest> = {
+  encode(message: DownloadAttachmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DownloadAttachmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownloadAttachmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DownloadAttachmentRequest>): DownloadAttachmentRequest {
+    return DownloadAttachmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DownloadAttachmentRequest>): DownloadAttachmentRequest {
+    const message = createBaseDownloadAttachmentRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseDownloadAttachmentResponse(): DownloadAttachmentResponse {
+  return { part: undefined };
+}
+
+export const DownloadAttachmentResponse: MessageFns<DownloadAttachmentResponse> = {
+  encode(message: DownloadAttachmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.part?.$case) {
+      case "descriptor":
+        AttachmentDescriptor.encode(message.part.value, writer.uint32(10).fork()).join();
+        break;
+      case "chunk":
+        writer.uint32(18).bytes(message.part.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DownloadAttachmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownloadAttachmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.part = { $case: "descriptor", value: AttachmentDescriptor.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.part = { $case: "chunk", value: Buffer.from(reader.bytes()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DownloadAttachmentResponse>): DownloadAttachmentResponse {
+    return DownloadAttachmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DownloadAttachmentResponse>): DownloadAttachmentResponse {
+    const message = createBaseDownloadAttachmentResponse();
+    switch (object.part?.$case) {
+      case "descriptor": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "descriptor", value: AttachmentDescriptor.fromPartial(object.part.value) };
+        }
+        break;
+      }
+      case "chunk": {
+        if (object.part?.value !== undefined && object.part?.value !== null) {
+          message.part = { $case: "chunk", value: object.part.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseDeleteAttachmentRequest(): DeleteAttachmentRequest {
+  return { id: "" };
+}
+
+export const DeleteAttachmentRequest: MessageFns<DeleteAttachmentRequest> = {
+  encode(message: DeleteAttachmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteAttachmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteAttachmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteAttachmentRequest>): DeleteAttachmentRequest {
+    return DeleteAttachmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteAttachmentRequest>): DeleteAttachmentRequest {
+    const message = createBaseDeleteAttachmentRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteAttachmentResponse(): DeleteAttachmentResponse {
+  return {};
+}
+
+export const DeleteAttachmentResponse: MessageFns<DeleteAttachmentResponse> = {
+  encode(_: DeleteAttachmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteAttachmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteAttachmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteAttachmentResponse>): DeleteAttachmentResponse {
+    return DeleteAttachmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteAttachmentResponse>): DeleteAttachmentResponse {
+    const message = createBaseDeleteAttachmentResponse();
+    return message;
+  },
+};
+
+function createBaseDeleteSessionAttachmentsRequest(): DeleteSessionAttachmentsRequest {
+  return { sessionId: "" };
+}
+
+export const DeleteSessionAttachmentsRequest: MessageFns<DeleteSessionAttachmentsRequest> = {
+  encode(message: DeleteSessionAttachmentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSessionAttachmentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSessionAttachmentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSessionAttachmentsRequest>): DeleteSessionAttachmentsRequest {
+    return DeleteSessionAttachmentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSessionAttachmentsRequest>): DeleteSessionAttachmentsRequest {
+    const message = createBaseDeleteSessionAttachmentsRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSessionAttachmentsResponse(): DeleteSessionAttachmentsResponse {
+  return { deleted: 0 };
+}
+
+export const DeleteSessionAttachmentsResponse: MessageFns<DeleteSessionAttachmentsResponse> = {
+  encode(message: DeleteSessionAttachmentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deleted !== 0) {
+      writer.uint32(8).int32(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSessionAttachmentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSessionAttachmentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deleted = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSessionAttachmentsResponse>): DeleteSessionAttachmentsResponse {
+    return DeleteSessionAttachmentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSessionAttachmentsResponse>): DeleteSessionAttachmentsResponse {
+    const message = createBaseDeleteSessionAttachmentsResponse();
+    message.deleted = object.deleted ?? 0;
+    return message;
+  },
+};
+
+/** Attachments: uploads checked by file signature, stored in chunks, served back as downloads. */
 export type AttachmentServiceDefinition = typeof AttachmentServiceDefinition;
 export const AttachmentServiceDefinition = {
   name: "AttachmentService",
   fullName: "hangar.v1.AttachmentService",
-  methods: {},
+  methods: {
+    /** The first message is the header, every later one a chunk of the file, in order. */
+    uploadAttachment: {
+      name: "UploadAttachment",
+      requestType: UploadAttachmentRequest as typeof UploadAttachmentRequest,
+      requestStream: true,
+      responseType: UploadAttachmentResponse as typeof UploadAttachmentResponse,
+      responseStream: false,
+      options: {},
+    },
+    listAttachments: {
+      name: "ListAttachments",
+      requestType: ListAttachmentsRequest as typeof ListAttachmentsRequest,
+      requestStream: false,
+      responseType: ListAttachmentsResponse as typeof ListAttachmentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getAttachment: {
+      name: "GetAttachment",
+      requestType: GetAttachmentRequest as typeof GetAttachmentRequest,
+      requestStream: false,
+      responseType: GetAttachmentResponse as typeof GetAttachmentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The first message carries the descriptor, every later one a chunk of the bytes, in order. */
+    downloadAttachment: {
+      name: "DownloadAttachment",
+      requestType: DownloadAttachmentRequest as typeof DownloadAttachmentRequest,
+      requestStream: false,
+      responseType: DownloadAttachmentResponse as typeof DownloadAttachmentResponse,
+      responseStream: true,
+      options: {},
+    },
+    deleteAttachment: {
+      name: "DeleteAttachment",
+      requestType: DeleteAttachmentRequest as typeof DeleteAttachmentRequest,
+      requestStream: false,
+      responseType: DeleteAttachmentResponse as typeof DeleteAttachmentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Removes the bytes of every attachment of a session (session deletion cascades here). */
+    deleteSessionAttachments: {
+      name: "DeleteSessionAttachments",
+      requestType: DeleteSessionAttachmentsRequest as typeof DeleteSessionAttachmentsRequest,
+      requestStream: false,
+      responseType: DeleteSessionAttachmentsResponse as typeof DeleteSessionAttachmentsResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
 } as const;
 
 export interface AttachmentServiceImplementation<CallContextExt = {}> {
+  /** The first message is the header, every later one a chunk of the file, in order. */
+  uploadAttachment(
+    request: AsyncIterable<UploadAttachmentRequest>,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<UploadAttachmentResponse>>;
+  listAttachments(
+    request: ListAttachmentsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListAttachmentsResponse>>;
+  getAttachment(
+    request: GetAttachmentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetAttachmentResponse>>;
+  /** The first message carries the descriptor, every later one a chunk of the bytes, in order. */
+  downloadAttachment(
+    request: DownloadAttachmentRequest,
+    context: CallContext & CallContextExt,
+  ): ServerStreamingMethodResult<DeepPartial<DownloadAttachmentResponse>>;
+  deleteAttachment(
+    request: DeleteAttachmentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteAttachmentResponse>>;
+  /** Removes the bytes of every attachment of a session (session deletion cascades here). */
+  deleteSessionAttachments(
+    request: DeleteSessionAttachmentsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteSessionAttachmentsResponse>>;
 }
 
 export interface AttachmentServiceClient<CallOptionsExt = {}> {
+  /** The first message is the header, every later one a chunk of the file, in order. */
+  uploadAttachment(
+    request: AsyncIterable<DeepPartial<UploadAttachmentRequest>>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<UploadAttachmentResponse>;
+  listAttachments(
+    request: DeepPartial<ListAttachmentsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListAttachmentsResponse>;
+  getAttachment(
+    request: DeepPartial<GetAttachmentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetAttachmentResponse>;
+  /** The first message carries the descriptor, every later one a chunk of the bytes, in order. */
+  downloadAttachment(
+    request: DeepPartial<DownloadAttachmentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): AsyncIterable<DownloadAttachmentResponse>;
+  deleteAttachment(
+    request: DeepPartial<DeleteAttachmentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteAttachmentResponse>;
+  /** Removes the bytes of every attachment of a session (session deletion cascades here). */
+  deleteSessionAttachments(
+    request: DeepPartial<DeleteSessionAttachmentsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteSessionAttachmentsResponse>;
+}
+
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
+
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
+
+export type ServerStreamingMethodResult<Response> = { [Symbol.asyncIterator](): AsyncIterator<Response, void> };
+
+export interface MessageFns<T> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): T;
+  create(base?: DeepPartial<T>): T;
+  fromPartial(object: DeepPartial<T>): T;
 }

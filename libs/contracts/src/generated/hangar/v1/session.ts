@@ -5,24 +5,1466 @@
 // source: hangar/v1/session.proto
 
 /* eslint-disable */
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Struct, Value } from "../../google/protobuf/struct";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/session.proto";
 
+export interface SessionRecord {
+  id: string;
+  tenantId: string;
+  agentName?: string | undefined;
+  ownerId?: string | undefined;
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+  messageCount: number;
+  version: number;
+  stateSchemaVersion: number;
+  stateMafVersion: string;
+  parentSessionId?: string | undefined;
+}
+
+export interface SessionMessage {
+  id: string;
+  sequence: number;
+  role: string;
+  /** A string or an array of content parts, as the run engine wrote it. */
+  content: any | undefined;
+  runId?: string | undefined;
+  createdAt: string | undefined;
+}
+
+export interface ListSessionsRequest {
+  agentName?: string | undefined;
+  skip: number;
+  take: number;
+}
+
+export interface ListSessionsResponse {
+  sessions: SessionRecord[];
+}
+
+export interface GetSessionRequest {
+  sessionId: string;
+}
+
+export interface GetSessionResponse {
+  session: SessionRecord | undefined;
+  messages: SessionMessage[];
+  state: { [key: string]: any } | undefined;
+}
+
+export interface DeleteSessionRequest {
+  sessionId: string;
+}
+
+export interface DeleteSessionResponse {
+  deletedAttachments: number;
+}
+
+export interface BranchSessionRequest {
+  sessionId: string;
+  upToSequence: number;
+  newSessionId?: string | undefined;
+}
+
+export interface BranchSessionResponse {
+  sessionId: string;
+  parentSessionId: string;
+  copiedMessages: number;
+}
+
+export interface OpenSessionRequest {
+  /** Absent: a new session with a generated id. */
+  sessionId?: string | undefined;
+  agentName: string;
+}
+
+export interface OpenSessionResponse {
+  session: SessionRecord | undefined;
+  messages: SessionMessage[];
+  state: { [key: string]: any } | undefined;
+  created: boolean;
+}
+
+export interface NewSessionMessage {
+  role: string;
+  content: any | undefined;
+  runId?: string | undefined;
+}
+
+export interface AppendMessagesRequest {
+  sessionId: string;
+  messages: NewSessionMessage[];
+  state: { [key: string]: any } | undefined;
+}
+
+export interface AppendMessagesResponse {
+  messages: SessionMessage[];
+}
+
+function createBaseSessionRecord(): SessionRecord {
+  return {
+    id: "",
+    tenantId: "",
+    agentName: undefined,
+    ownerId: undefined,
+    createdAt: undefined,
+    updatedAt: undefined,
+    messageCount: 0,
+    version: 0,
+    stateSchemaVersion: 0,
+    stateMafVersion: "",
+    parentSessionId: undefined,
+  };
+}
+
+export const SessionRecord: MessageFns<SessionRecord> = {
+  encode(message: SessionRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.tenantId !== "") {
+      writer.uint32(18).string(message.tenantId);
+    }
+    if (message.agentName !== undefined) {
+      writer.uint32(26).string(message.agentName);
+    }
+    if (message.ownerId !== undefined) {
+      writer.uint32(34).string(message.ownerId);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(42).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(50).fork()).join();
+    }
+    if (message.messageCount !== 0) {
+      writer.uint32(56).int32(message.messageCount);
+    }
+    if (message.version !== 0) {
+      writer.uint32(64).int32(message.version);
+    }
+    if (message.stateSchemaVersion !== 0) {
+      writer.uint32(72).int32(message.stateSchemaVersion);
+    }
+    if (message.stateMafVersion !== "") {
+      writer.uint32(82).string(message.stateMafVersion);
+    }
+    if (message.parentSessionId !== undefined) {
+      writer.uint32(90).string(message.parentSessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRecord {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRecord();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.ownerId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.messageCount = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.stateSchemaVersion = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.stateMafVersion = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.parentSessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SessionRecord>): SessionRecord {
+    return SessionRecord.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionRecord>): SessionRecord {
+    const message = createBaseSessionRecord();
+    message.id = object.id ?? "";
+    message.tenantId = object.tenantId ?? "";
+    message.agentName = object.agentName ?? undefined;
+    message.ownerId = object.ownerId ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    message.messageCount = object.messageCount ?? 0;
+    message.version = object.version ?? 0;
+    message.stateSchemaVersion = object.stateSchemaVersion ?? 0;
+    message.stateMafVersion = object.stateMafVersion ?? "";
+    message.parentSessionId = object.parentSessionId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSessionMessage(): SessionMessage {
+  return { id: "", sequence: 0, role: "", content: undefined, runId: undefined, createdAt: undefined };
+}
+
+export const SessionMessage: MessageFns<SessionMessage> = {
+  encode(message: SessionMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.sequence !== 0) {
+      writer.uint32(16).int32(message.sequence);
+    }
+    if (message.role !== "") {
+      writer.uint32(26).string(message.role);
+    }
+    if (message.content !== undefined) {
+      Value.encode(Value.wrap(message.content), writer.uint32(34).fork()).join();
+    }
+    if (message.runId !== undefined) {
+      writer.uint32(42).string(message.runId);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sequence = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.content = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SessionMessage>): SessionMessage {
+    return SessionMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionMessage>): SessionMessage {
+    const message = createBaseSessionMessage();
+    message.id = object.id ?? "";
+    message.sequence = object.sequence ?? 0;
+    message.role = object.role ?? "";
+    message.content = object.content === undefined ? undefined : object.content;
+    message.runId = object.runId ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListSessionsRequest(): ListSessionsRequest {
+  return { agentName: undefined, skip: 0, take: 0 };
+}
+
+export const ListSessionsRequest: MessageFns<ListSessionsRequest> = {
+  encode(message: ListSessionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== undefined) {
+      writer.uint32(10).string(message.agentName);
+    }
+    if (message.skip !== 0) {
+      writer.uint32(16).int32(message.skip);
+    }
+    if (message.take !== 0) {
+      writer.uint32(24).int32(message.take);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSessionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSessionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.skip = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.take = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListSessionsRequest>): ListSessionsRequest {
+    return ListSessionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSessionsRequest>): ListSessionsRequest {
+    const message = createBaseListSessionsRequest();
+    message.agentName = object.agentName ?? undefined;
+    message.skip = object.skip ?? 0;
+    message.take = object.take ?? 0;
+    return message;
+  },
+};
+
+function createBaseListSessionsResponse(): ListSessionsResponse {
+  return { sessions: [] };
+}
+
+export const ListSessionsResponse: MessageFns<ListSessionsResponse> = {
+  encode(message: ListSessionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.sessions) {
+      SessionRecord.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSessionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSessionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessions.push(SessionRecord.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListSessionsResponse>): ListSessionsResponse {
+    return ListSessionsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSessionsResponse>): ListSessionsResponse {
+    const message = createBaseListSessionsResponse();
+    message.sessions = object.sessions?.map((e) => SessionRecord.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetSessionRequest(): GetSessionRequest {
+  return { sessionId: "" };
+}
+
+export const GetSessionRequest: MessageFns<GetSessionRequest> = {
+  encode(message: GetSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetSessionRequest>): GetSessionRequest {
+    return GetSessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSessionRequest>): GetSessionRequest {
+    const message = createBaseGetSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSessionResponse(): GetSessionResponse {
+  return { session: undefined, messages: [], state: undefined };
+}
+
+export const GetSessionResponse: MessageFns<GetSessionResponse> = {
+  encode(message: GetSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.session !== undefined) {
+      SessionRecord.encode(message.session, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.messages) {
+      SessionMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.state !== undefined) {
+      Struct.encode(Struct.wrap(message.state), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.session = SessionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(SessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetSessionResponse>): GetSessionResponse {
+    return GetSessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSessionResponse>): GetSessionResponse {
+    const message = createBaseGetSessionResponse();
+    message.session = (object.session !== undefined && object.session !== null)
+      ? SessionRecord.fromPartial(object.session)
+      : undefined;
+    message.messages = object.messages?.map((e) => SessionMessage.fromPartial(e)) || [];
+    message.state = object.state ?? undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteSessionRequest(): DeleteSessionRequest {
+  return { sessionId: "" };
+}
+
+export const DeleteSessionRequest: MessageFns<DeleteSessionRequest> = {
+  encode(message: DeleteSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSessionRequest>): DeleteSessionRequest {
+    return DeleteSessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSessionRequest>): DeleteSessionRequest {
+    const message = createBaseDeleteSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSessionResponse(): DeleteSessionResponse {
+  return { deletedAttachments: 0 };
+}
+
+export const DeleteSessionResponse: MessageFns<DeleteSessionResponse> = {
+  encode(message: DeleteSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deletedAttachments !== 0) {
+      writer.uint32(8).int32(message.deletedAttachments);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deletedAttachments = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSessionResponse>): DeleteSessionResponse {
+    return DeleteSessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSessionResponse>): DeleteSessionResponse {
+    const message = createBaseDeleteSessionResponse();
+    message.deletedAttachments = object.deletedAttachments ?? 0;
+    return message;
+  },
+};
+
+function createBaseBranchSessionRequest(): BranchSessionRequest {
+  return { sessionId: "", upToSequence: 0, newSessionId: undefined };
+}
+
+export const BranchSessionRequest: MessageFns<BranchSessionRequest> = {
+  encode(message: BranchSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.upToSequence !== 0) {
+      writer.uint32(16).int32(message.upToSequence);
+    }
+    if (message.newSessionId !== undefined) {
+      writer.uint32(26).string(message.newSessionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BranchSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBranchSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.upToSequence = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.newSessionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BranchSessionRequest>): BranchSessionRequest {
+    return BranchSessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BranchSessionRequest>): BranchSessionRequest {
+    const message = createBaseBranchSessionRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.upToSequence = object.upToSequence ?? 0;
+    message.newSessionId = object.newSessionId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseBranchSessionResponse(): BranchSessionResponse {
+  return { sessionId: "", parentSessionId: "", copiedMessages: 0 };
+}
+
+export const BranchSessionResponse: MessageFns<BranchSessionResponse> = {
+  encode(message: BranchSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.parentSessionId !== "") {
+      writer.uint32(18).string(message.parentSessionId);
+    }
+    if (message.copiedMessages !== 0) {
+      writer.uint32(24).int32(message.copiedMessages);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BranchSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBranchSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.parentSessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.copiedMessages = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BranchSessionResponse>): BranchSessionResponse {
+    return BranchSessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BranchSessionResponse>): BranchSessionResponse {
+    const message = createBaseBranchSessionResponse();
+    message.sessionId = object.sessionId ?? "";
+    message.parentSessionId = object.parentSessionId ?? "";
+    message.copiedMessages = object.copiedMessages ?? 0;
+    return message;
+  },
+};
+
+function createBaseOpenSessionRequest(): OpenSessionRequest {
+  return { sessionId: undefined, agentName: "" };
+}
+
+export const OpenSessionRequest: MessageFns<OpenSessionRequest> = {
+  encode(message: OpenSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== undefined) {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(18).string(message.agentName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<OpenSessionRequest>): OpenSessionRequest {
+    return OpenSessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OpenSessionRequest>): OpenSessionRequest {
+    const message = createBaseOpenSessionRequest();
+    message.sessionId = object.sessionId ?? undefined;
+    message.agentName = object.agentName ?? "";
+    return message;
+  },
+};
+
+function createBaseOpenSessionResponse(): OpenSessionResponse {
+  return { session: undefined, messages: [], state: undefined, created: false };
+}
+
+export const OpenSessionResponse: MessageFns<OpenSessionResponse> = {
+  encode(message: OpenSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.session !== undefined) {
+      SessionRecord.encode(message.session, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.messages) {
+      SessionMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.state !== undefined) {
+      Struct.encode(Struct.wrap(message.state), writer.uint32(26).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(32).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.session = SessionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(SessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<OpenSessionResponse>): OpenSessionResponse {
+    return OpenSessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OpenSessionResponse>): OpenSessionResponse {
+    const message = createBaseOpenSessionResponse();
+    message.session = (object.session !== undefined && object.session !== null)
+      ? SessionRecord.fromPartial(object.session)
+      : undefined;
+    message.messages = object.messages?.map((e) => SessionMessage.fromPartial(e)) || [];
+    message.state = object.state ?? undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseNewSessionMessage(): NewSessionMessage {
+  return { role: "", content: undefined, runId: undefined };
+}
+
+export const NewSessionMessage: MessageFns<NewSessionMessage> = {
+  encode(message: NewSessionMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.role !== "") {
+      writer.uint32(10).string(message.role);
+    }
+    if (message.content !== undefined) {
+      Value.encode(Value.wrap(message.content), writer.uint32(18).fork()).join();
+    }
+    if (message.runId !== undefined) {
+      writer.uint32(26).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NewSessionMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNewSessionMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<NewSessionMessage>): NewSessionMessage {
+    return NewSessionMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<NewSessionMessage>): NewSessionMessage {
+    const message = createBaseNewSessionMessage();
+    message.role = object.role ?? "";
+    message.content = object.content === undefined ? undefined : object.content;
+    message.runId = object.runId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseAppendMessagesRequest(): AppendMessagesRequest {
+  return { sessionId: "", messages: [], state: undefined };
+}
+
+export const AppendMessagesRequest: MessageFns<AppendMessagesRequest> = {
+  encode(message: AppendMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    for (const v of message.messages) {
+      NewSessionMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.state !== undefined) {
+      Struct.encode(Struct.wrap(message.state), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppendMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppendMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(NewSessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AppendMessagesRequest>): AppendMessagesRequest {
+    return AppendMessagesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AppendMessagesRequest>): AppendMessagesRequest {
+    const message = createBaseAppendMessagesRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.messages = object.messages?.map((e) => NewSessionMessage.fromPartial(e)) || [];
+    message.state = object.state ?? undefined;
+    return message;
+  },
+};
+
+function createBaseAppendMessagesResponse(): AppendMessagesResponse {
+  return { messages: [] };
+}
+
+export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
+  encode(message: AppendMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      SessionMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppendMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppendMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(SessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AppendMessagesResponse>): AppendMessagesResponse {
+    return AppendMessagesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AppendMessagesResponse>): AppendMessagesResponse {
+    const message = createBaseAppendMessagesResponse();
+    message.messages = object.messages?.map((e) => SessionMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
- * Sessions, messages and branching. RPCs arrive with the sessions issue (#4).
- * Until then the process serves only the standard grpc.health.v1 service.
+ * Sessions: conversation state with a readable chat history, branching and ownership.
+ * Callers are identified by metadata: `x-hangar-tenant`, `x-hangar-user`, `x-hangar-role`.
  */
 export type SessionServiceDefinition = typeof SessionServiceDefinition;
 export const SessionServiceDefinition = {
   name: "SessionService",
   fullName: "hangar.v1.SessionService",
-  methods: {},
+  methods: {
+    listSessions: {
+      name: "ListSessions",
+      requestType: ListSessionsRequest as typeof ListSessionsRequest,
+      requestStream: false,
+      responseType: ListSessionsResponse as typeof ListSessionsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getSession: {
+      name: "GetSession",
+      requestType: GetSessionRequest as typeof GetSessionRequest,
+      requestStream: false,
+      responseType: GetSessionResponse as typeof GetSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteSession: {
+      name: "DeleteSession",
+      requestType: DeleteSessionRequest as typeof DeleteSessionRequest,
+      requestStream: false,
+      responseType: DeleteSessionResponse as typeof DeleteSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    branchSession: {
+      name: "BranchSession",
+      requestType: BranchSessionRequest as typeof BranchSessionRequest,
+      requestStream: false,
+      responseType: BranchSessionResponse as typeof BranchSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** For the run engine: the named session (created when new, owned by the calling user), with history. */
+    openSession: {
+      name: "OpenSession",
+      requestType: OpenSessionRequest as typeof OpenSessionRequest,
+      requestStream: false,
+      responseType: OpenSessionResponse as typeof OpenSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** For the run engine: appends messages after a run turn, optionally replacing the state. */
+    appendMessages: {
+      name: "AppendMessages",
+      requestType: AppendMessagesRequest as typeof AppendMessagesRequest,
+      requestStream: false,
+      responseType: AppendMessagesResponse as typeof AppendMessagesResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
 } as const;
 
 export interface SessionServiceImplementation<CallContextExt = {}> {
+  listSessions(
+    request: ListSessionsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListSessionsResponse>>;
+  getSession(
+    request: GetSessionRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetSessionResponse>>;
+  deleteSession(
+    request: DeleteSessionRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteSessionResponse>>;
+  branchSession(
+    request: BranchSessionRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<BranchSessionResponse>>;
+  /** For the run engine: the named session (created when new, owned by the calling user), with history. */
+  openSession(
+    request: OpenSessionRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<OpenSessionResponse>>;
+  /** For the run engine: appends messages after a run turn, optionally replacing the state. */
+  appendMessages(
+    request: AppendMessagesRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<AppendMessagesResponse>>;
 }
 
 export interface SessionServiceClient<CallOptionsExt = {}> {
+  listSessions(
+    request: DeepPartial<ListSessionsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListSessionsResponse>;
+  getSession(
+    request: DeepPartial<GetSessionRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetSessionResponse>;
+  deleteSession(
+    request: DeepPartial<DeleteSessionRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteSessionResponse>;
+  branchSession(
+    request: DeepPartial<BranchSessionRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<BranchSessionResponse>;
+  /** For the run engine: the named session (created when new, owned by the calling user), with history. */
+  openSession(
+    request: DeepPartial<OpenSessionRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<OpenSessionResponse>;
+  /** For the run engine: appends messages after a run turn, optionally replacing the state. */
+  appendMessages(
+    request: DeepPartial<AppendMessagesRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<AppendMessagesResponse>;
+}
+
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
+
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+export interface MessageFns<T> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): T;
+  create(base?: DeepPartial<T>): T;
+  fromPartial(object: DeepPartial<T>): T;
 }

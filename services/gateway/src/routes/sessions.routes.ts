@@ -1,0 +1,145 @@
+import type { sessionPb } from '@hangar/contracts';
+import { z } from 'zod';
+import { ProblemSchema } from '../api.schemas.js';
+import { defineRoute } from '../http/route.js';
+
+const TAG = 'Sessions';
+const problem = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
+const pageNumber = (fallback: number) =>
+  z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number).optional().transform((value) => value ?? fallback);
+
+const SessionRecordSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    agentName: z.string().nullable(),
+    ownerId: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    messageCount: z.number().int(),
+    Version: z.number().int(),
+    StateSchemaVersion: z.number().int(),
+    StateMafVersion: z.string(),
+  })
+  .meta({ id: 'SessionRecord' });
+
+const SessionDetailSchema = SessionRecordSchema.extend({
+  parentSessionId: z.string().nullable(),
+  messages: z
+    .array(z.object({ id: z.string(), role: z.string(), content: z.unknown(), runId: z.string().nullable(), createdAt: z.iso.datetime() }))
+    .nullable()
+    .describe('Chat history in sequence order; the array index is the sequence number used by branching'),
+  state: z.record(z.string(), z.unknown()),
+}).meta({ id: 'SessionDetail' });
+
+const BranchRequestSchema = z
+  .strictObject({
+    upToSequence: z.number().int().min(-2147483648).max(2147483647),
+    sessionId: z.string().optional().describe('Id of the new session; generated when absent'),
+  })
+  .meta({ id: 'SessionBranchRequest' });
+
+const BranchResultSchema = z.object({ sessionId: z.string(), parentSessionId: z.string(), copiedMessages: z.number().int() }).meta({ id: 'SessionBranchResult' });
+const SessionParams = z.object({ sessionId: z.string() });
+
+const recordJson = (session: sessionPb.SessionRecord | undefined) => ({
+  id: session!.id,
+  tenantId: session!.tenantId,
+  agentName: session!.agentName ?? null,
+  ownerId: session!.ownerId ?? null,
+  createdAt: session!.createdAt,
+  updatedAt: session!.updatedAt,
+  messageCount: session!.messageCount,
+  Version: session!.version,
+  StateSchemaVersion: session!.stateSchemaVersion,
+  StateMafVersion: session!.stateMafVersion,
+});
+
+export const sessionRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/api/sessions',
+    operationId: 'listSessions',
+    summary: 'Sessions, most recently updated first (skip default 0, take default 50, clamped to 1..200)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    query: z.object({ agentName: z.string().optional(), skip: pageNumber(0), take: pageNumber(50) }),
+    runAuthorization: { operation: 'sessions.list', denial: 'forbid' },
+    responses: { 200: { description: 'Session records', schema: SessionRecordSchema.array() } },
+    async handler({ query, caller }, { sessions }) {
+      const { sessions: found } = await sessions.listSessions({ agentName: query.agentName, skip: query.skip, take: query.take }, { caller });
+      return { status: 200, body: found.map(recordJson) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/sessions/{sessionId}',
+    operationId: 'getSession',
+    summary: 'A session with its chat history in sequence order and its state',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: SessionParams,
+    runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.sessionId },
+    responses: { 200: { description: 'Session detail', schema: SessionDetailSchema }, 404: problem('Unknown, foreign or denied session') },
+    async handler({ params, caller }, { sessions }) {
+      const { session, messages, state } = await sessions.getSession({ sessionId: params.sessionId }, { caller });
+      return {
+        status: 200,
+        body: {
+          ...recordJson(session),
+          parentSessionId: session?.parentSessionId ?? null,
+          messages: messages.map((message) => ({
+            id: message.id,
+            role: message.role,
+            content: message.content ?? null,
+            runId: message.runId ?? null,
+            createdAt: message.createdAt,
+          })),
+          state: state ?? {},
+        },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/sessions/{sessionId}',
+    operationId: 'deleteSession',
+    summary: 'Delete a session and its attachments (recorded runs are kept)',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: SessionParams,
+    runAuthorization: { operation: 'sessions.delete', denial: 'hide', resourceId: (params) => params.sessionId },
+    responses: { 204: { description: 'Deleted' }, 404: problem('Unknown, foreign or denied session') },
+    async handler({ params, caller }, { sessions }) {
+      await sessions.deleteSession({ sessionId: params.sessionId }, { caller });
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/sessions/{sessionId}/branch',
+    operationId: 'branchSession',
+    summary: 'Copy messages 0..upToSequence into a new session owned like its source',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: SessionParams,
+    body: BranchRequestSchema,
+    runAuthorization: { operation: 'sessions.branch', denial: 'hide', resourceId: (params) => params.sessionId },
+    responses: {
+      201: { description: 'The new session; Location names it', schema: BranchResultSchema },
+      404: problem('Unknown, foreign or denied session'),
+      409: problem('The requested new session id exists'),
+    },
+    async handler({ params, body, caller }, { sessions, config }) {
+      const result = await sessions.branchSession(
+        { sessionId: params.sessionId, upToSequence: body.upToSequence, newSessionId: body.sessionId },
+        { caller },
+      );
+      return {
+        status: 201,
+        body: result,
+        headers: { Location: `${config.Hangar.Api.Prefix}/api/sessions/${encodeURIComponent(result.sessionId)}` },
+      };
+    },
+  }),
+];
