@@ -67,7 +67,7 @@ describe('authentication', () => {
       service: 'hangar', apiVersion: 'v1', authentication: ['token', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
-    expect(result.body.roles.Reader).toEqual(['AgentsRead']);
+    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'RunsRead']);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });
@@ -184,6 +184,14 @@ describe('routing, prefix and documents', () => {
       'POST /hangar/api/agents/validate',
       'POST /hangar/api/agents/{name}/rollback',
       'PUT /hangar/api/agents/{name}',
+      'GET /hangar/api/sessions',
+      'GET /hangar/api/sessions/{sessionId}',
+      'DELETE /hangar/api/sessions/{sessionId}',
+      'POST /hangar/api/sessions/{sessionId}/branch',
+      'POST /hangar/api/attachments',
+      'GET /hangar/api/attachments',
+      'GET /hangar/api/attachments/{id}',
+      'DELETE /hangar/api/attachments/{id}',
     ].sort());
     const create = document.paths['/hangar/api/agents'].post;
     expect(create).toMatchObject({ 'x-hangar-role': 'Admin', 'x-hangar-scope': 'AgentsAdmin' });

@@ -15,7 +15,7 @@ export function receiveFilePart<T>(
     const abort = new AbortController();
     let parser: Busboy.Busboy;
     try {
-      parser = Busboy({ headers: request.headers, limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 32 } });
+      parser = Busboy({ headers: request.headers, defParamCharset: 'utf8', limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 32 } });
     } catch {
       reject(validationError('the multipart body has no valid boundary', [{ path: 'body', message: 'must be multipart/form-data with a boundary' }]));
       return;

@@ -1,0 +1,93 @@
+import { createSessionRepository, sessionMigrations, type SessionDatabase, type SessionRepository } from '@hangar/session';
+import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
+  let fixture: EngineFixture;
+  let repository: SessionRepository;
+  const create = (tenantId: string, id: string, ownerId: string | null = null, agentName: string | null = 'bot') =>
+    repository.create(tenantId, { id, agentName, ownerId, stateMafVersion: 'hangar/test' });
+
+  beforeAll(async () => {
+    fixture = await openEngine(engine);
+    repository = createSessionRepository((await fixture.storage.open<SessionDatabase>('sessions', sessionMigrations)).db);
+  });
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  it('creates a session once with the envelope defaults', async () => {
+    const session = await create('t1', 's-1', 'alice');
+    expect(session).toMatchObject({ id: 's-1', tenantId: 't1', ownerId: 'alice', agentName: 'bot', version: 1, stateSchemaVersion: 1, stateMafVersion: 'hangar/test', messageCount: 0 });
+    expect(await create('t1', 's-1', 'bob')).toBeUndefined();
+    expect((await repository.get('t1', 's-1'))?.ownerId).toBe('alice');
+  });
+
+  it('appends messages with consecutive sequences, keeps content JSON as written, and replaces state', async () => {
+    await repository.append('t1', 's-1', [{ role: 'user', content: 'hello', runId: 'r1' }], undefined);
+    await repository.append('t1', 's-1', [
+      { role: 'assistant', content: [{ type: 'text', text: 'hi' }], runId: 'r1' },
+      { role: 'user', content: { note: 'structured' }, runId: null },
+    ], { value: { turn: 2 }, mafVersion: 'hangar/next' });
+    const detail = await repository.detail('t1', 's-1');
+    expect(detail?.messages.map((message) => [message.sequence, message.role, message.content, message.runId])).toEqual([
+      [0, 'user', 'hello', 'r1'],
+      [1, 'assistant', [{ type: 'text', text: 'hi' }], 'r1'],
+      [2, 'user', { note: 'structured' }, null],
+    ]);
+    expect(detail?.state).toEqual({ turn: 2 });
+    expect(detail?.session).toMatchObject({ messageCount: 3, stateMafVersion: 'hangar/next' });
+  });
+
+  it('allocates distinct sequences to concurrent appends', async () => {
+    await create('t1', 's-busy');
+    await Promise.all(Array.from({ length: 6 }, (_, index) => repository.append('t1', 's-busy', [{ role: 'user', content: `m${index}`, runId: null }], undefined)));
+    const detail = await repository.detail('t1', 's-busy');
+    expect(detail?.messages.map((message) => message.sequence)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(detail?.session.messageCount).toBe(6);
+  });
+
+  it('does not append to an unknown session', async () => {
+    expect(await repository.append('t1', 'nope', [{ role: 'user', content: 'x', runId: null }], undefined)).toBeUndefined();
+  });
+
+  it('branches: copies messages up to the sequence into a new session with the source owner', async () => {
+    const source = (await repository.get('t1', 's-1'))!;
+    expect(await repository.branch('t1', source, 1, 's-1-branch')).toBe(2);
+    const branch = await repository.detail('t1', 's-1-branch');
+    expect(branch?.session).toMatchObject({ ownerId: 'alice', parentSessionId: 's-1', messageCount: 2, agentName: 'bot' });
+    expect(branch?.messages.map((message) => message.content)).toEqual(['hello', [{ type: 'text', text: 'hi' }]]);
+    await repository.append('t1', 's-1-branch', [{ role: 'user', content: 'only in branch', runId: null }], undefined);
+    expect((await repository.detail('t1', 's-1'))?.messages).toHaveLength(3);
+    expect(await repository.branch('t1', source, 0, 's-1-branch')).toBeUndefined();
+  });
+
+  it('lists newest update first, narrowed by agent and owner, paged', async () => {
+    await create('t1', 's-carol', 'carol', 'other-bot');
+    await create('t1', 's-none', null, 'bot');
+    const all = await repository.list('t1', { skip: 0, take: 50 });
+    expect(all[0].id).toBe('s-none');
+    expect(all.map((session) => session.id)).toEqual(expect.arrayContaining(['s-1', 's-busy', 's-1-branch', 's-carol', 's-none']));
+    const updated = all.map((session) => Date.parse(session.updatedAt));
+    expect(updated).toEqual([...updated].sort((a, b) => b - a));
+    expect((await repository.list('t1', { agentName: 'other-bot', skip: 0, take: 50 })).map((session) => session.id)).toEqual(['s-carol']);
+    expect((await repository.list('t1', { ownerId: 'alice', skip: 0, take: 50 })).map((session) => session.id).sort()).toEqual(['s-1', 's-1-branch']);
+    expect(await repository.list('t1', { skip: 1, take: 2 })).toEqual(all.slice(1, 3));
+    expect(await repository.list('t2', { skip: 0, take: 50 })).toEqual([]);
+  });
+
+  it('deletes a session with its messages, once', async () => {
+    expect(await repository.delete('t1', 's-busy')).toBe(true);
+    expect(await repository.detail('t1', 's-busy')).toBeUndefined();
+    expect(await repository.delete('t1', 's-busy')).toBe(false);
+    expect((await create('t1', 's-busy'))?.messageCount).toBe(0);
+    expect((await repository.detail('t1', 's-busy'))?.messages).toEqual([]);
+  });
+
+  it('keeps tenants apart: the same id in two tenants', async () => {
+    expect(await create('t2', 's-1', 'zed')).toBeDefined();
+    expect((await repository.get('t2', 's-1'))?.ownerId).toBe('zed');
+    expect((await repository.get('t1', 's-1'))?.ownerId).toBe('alice');
+  });
+});
