@@ -3,3 +3,4 @@ export * from './engines.js';
 export * from './hangar.js';
 export * from './jwt.js';
 export * from './ports.js';
+export * from './distributed.js';

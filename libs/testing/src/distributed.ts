@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SERVICE_NAMES, type ServiceName } from '@hangar/platform';
+import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
+import { freePort } from './ports.js';
+import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
+  AgentRegistry: 'agent-registry', RunExecutor: 'run-executor', Session: 'session', Skill: 'skill',
+  Attachment: 'attachment', Governance: 'governance', Gateway: 'gateway',
+};
+
+export type ProcessName = ServiceName | 'Gateway';
+
+export interface DistributedHangar {
+  url: string;
+  processes: Map<ProcessName, ChildProcess>;
+  /** Resolves with each process's exit code. */
+  exits: Map<ProcessName, Promise<number | null>>;
+  /** SIGKILLs whatever still runs and drops the test schemas. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`)
+ * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once `/readyz` is 200.
+ */
+export async function startDistributed(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<DistributedHangar> {
+  const schemaPrefix = uniqueSchemaPrefix();
+  const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
+  const gatewayPort = await freePort();
+  const env: Record<string, string> = {
+    HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
+    HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
+    HANGAR__Hangar__Api__AuthToken: TEST_TOKEN,
+    HANGAR__Providers__demo__Kind: 'Demo',
+    HANGAR__CodeAgents__Modules: FIXTURE_CODE_AGENTS,
+    HANGAR__Logging__Level: 'warn',
+    HANGAR__Gateway__Port: String(gatewayPort),
+    ...options.env,
+  };
+  for (const name of SERVICE_NAMES) {
+    env[`HANGAR__Services__${name}__Port`] = String(ports[name]);
+    env[`HANGAR__Services__${name}__Address`] = `127.0.0.1:${ports[name]}`;
+  }
+  const processes = new Map<ProcessName, ChildProcess>();
+  const exits = new Map<ProcessName, Promise<number | null>>();
+  for (const name of [...SERVICE_NAMES, 'Gateway'] as const) {
+    const child = spawn(`${ROOT}node_modules/.bin/tsx`, [`services/${DIRECTORIES[name]}/src/main.ts`], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    processes.set(name, child);
+    exits.set(name, new Promise((resolve) => child.once('exit', (code) => {
+      if (code) console.error(`${name} exited with ${code}: ${stderr}`);
+      resolve(code);
+    })));
+  }
+  const url = `http://127.0.0.1:${gatewayPort}`;
+  const cleanup = async () => {
+    for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(exits.values());
+    await dropSchemas(schemaPrefix);
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  while (true) {
+    try {
+      if ((await httpRequest(url, 'GET', '/readyz', { token: null })).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await cleanup();
+      throw new Error('the distributed Hangar did not become ready');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { url, processes, exits, cleanup };
+}
