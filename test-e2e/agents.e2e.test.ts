@@ -1,5 +1,5 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { expectProblem, type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** SPEC "Agents" rules 1–8 and the error statuses of those routes, over HTTP against all-in-one. */
@@ -15,9 +15,8 @@ const definition = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-function expectProblem(result: HttpResult, status: number, errorType: string) {
-  expect(result.status, result.text).toBe(status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+function expectFullProblem(result: HttpResult, status: number, errorType: string) {
+  expectProblem(result, status, errorType);
   expect(result.body).toMatchObject({ status, errorType, type: `urn:hangar:problem:${errorType}` });
   expect(typeof result.body.title).toBe('string');
   expect(typeof result.body.detail).toBe('string');
@@ -78,12 +77,12 @@ describe('rule 2: create', () => {
 
   it('returns 409 for a name already stored, and changes nothing', async () => {
     const before = await snapshot();
-    expectProblem(await api('POST', '/api/agents', { body: definition('baseline', { instructions: 'other' }) }), 409, 'conflict');
+    expectFullProblem(await api('POST', '/api/agents', { body: definition('baseline', { instructions: 'other' }) }), 409, 'conflict');
     expect(await snapshot()).toBe(before);
   });
 
   it('returns 409 for the name of a code-defined agent', async () => {
-    expectProblem(await api('POST', '/api/agents', { body: definition('code-helper') }), 409, 'conflict');
+    expectFullProblem(await api('POST', '/api/agents', { body: definition('code-helper') }), 409, 'conflict');
   });
 
   it.each([
@@ -97,7 +96,7 @@ describe('rule 2: create', () => {
   ])('returns 400 for %s, naming the field, and writes nothing', async (_case, extra, path, code) => {
     const before = await snapshot();
     const result = await api('POST', '/api/agents', { body: definition('looper', extra) });
-    expectProblem(result, 400, 'validation_failed');
+    expectFullProblem(result, 400, 'validation_failed');
     expect(result.body.errors).toContainEqual(expect.objectContaining({ path, code }));
     expect(await snapshot()).toBe(before);
   });
@@ -130,23 +129,23 @@ describe('rule 3: update', () => {
   it('returns 400 when the path name and the body name differ', async () => {
     const before = await snapshot();
     const result = await api('PUT', '/api/agents/writer', { body: definition('not-writer') });
-    expectProblem(result, 400, 'validation_failed');
+    expectFullProblem(result, 400, 'validation_failed');
     expect(result.body.errors).toContainEqual(expect.objectContaining({ path: 'name' }));
     expect(await snapshot()).toBe(before);
   });
 
   it('returns 409 for a code-defined name', async () => {
-    expectProblem(await api('PUT', '/api/agents/code-helper', { body: definition('code-helper') }), 409, 'conflict');
+    expectFullProblem(await api('PUT', '/api/agents/code-helper', { body: definition('code-helper') }), 409, 'conflict');
   });
 
   it('returns 404 for a name with no stored definition', async () => {
-    expectProblem(await api('PUT', '/api/agents/ghost', { body: definition('ghost') }), 404, 'not_found');
+    expectFullProblem(await api('PUT', '/api/agents/ghost', { body: definition('ghost') }), 404, 'not_found');
   });
 
   it('applies the create checks and writes nothing when they fail', async () => {
     const before = await snapshot();
     const result = await api('PUT', '/api/agents/writer', { body: definition('writer', { tools: ['nope'] }) });
-    expectProblem(result, 400, 'validation_failed');
+    expectFullProblem(result, 400, 'validation_failed');
     expect(await snapshot()).toBe(before);
   });
 
@@ -155,7 +154,7 @@ describe('rule 3: update', () => {
     expect((await api('POST', '/api/agents', { body: definition('cycle-b', { agents: ['cycle-a'] }) })).status).toBe(201);
     const before = await snapshot();
     const result = await api('PUT', '/api/agents/cycle-a', { body: definition('cycle-a', { agents: ['cycle-b'] }) });
-    expectProblem(result, 400, 'validation_failed');
+    expectFullProblem(result, 400, 'validation_failed');
     expect(result.body.errors).toContainEqual(expect.objectContaining({ code: 'call_graph_cycle', message: expect.stringContaining('cycle-a -> cycle-b -> cycle-a') }));
     expect(await snapshot()).toBe(before);
   });
@@ -203,9 +202,9 @@ describe('get', () => {
   });
 
   it('returns 404 for an unknown agent, including names no agent can have', async () => {
-    expectProblem(await api('GET', '/api/agents/nobody'), 404, 'not_found');
-    expectProblem(await api('GET', '/api/agents/has%20space'), 404, 'not_found');
-    expectProblem(await api('GET', '/api/agents/Baseline'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/nobody'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/has%20space'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/Baseline'), 404, 'not_found');
   });
 });
 
@@ -214,9 +213,9 @@ describe('rule 4: delete', () => {
     await api('POST', '/api/agents', { body: definition('doomed') });
     await api('PUT', '/api/agents/doomed', { body: definition('doomed', { instructions: 'v2' }) });
     expect((await api('DELETE', '/api/agents/doomed')).status).toBe(204);
-    expectProblem(await api('GET', '/api/agents/doomed'), 404, 'not_found');
-    expectProblem(await api('GET', '/api/agents/doomed/versions'), 404, 'not_found');
-    expectProblem(await api('DELETE', '/api/agents/doomed'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/doomed'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/doomed/versions'), 404, 'not_found');
+    expectFullProblem(await api('DELETE', '/api/agents/doomed'), 404, 'not_found');
   });
 
   it('starts again at version 1 when the name is created after a delete', async () => {
@@ -228,14 +227,14 @@ describe('rule 4: delete', () => {
   });
 
   it('returns 409 for a code-defined name', async () => {
-    expectProblem(await api('DELETE', '/api/agents/code-helper'), 409, 'conflict');
+    expectFullProblem(await api('DELETE', '/api/agents/code-helper'), 409, 'conflict');
   });
 });
 
 describe('rule 5: versions', () => {
   it('returns 404 for code-defined and unknown names', async () => {
-    expectProblem(await api('GET', '/api/agents/code-helper/versions'), 404, 'not_found');
-    expectProblem(await api('GET', '/api/agents/nobody/versions'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/code-helper/versions'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/nobody/versions'), 404, 'not_found');
   });
 });
 
@@ -254,12 +253,12 @@ describe('rule 6: rollback', () => {
 
   it('returns 404 for an unknown version or agent, 409 for a code agent, 400 for a bad body', async () => {
     const before = await snapshot();
-    expectProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 99 } }), 404, 'not_found');
-    expectProblem(await api('POST', '/api/agents/nobody/rollback', { body: { version: 1 } }), 404, 'not_found');
-    expectProblem(await api('POST', '/api/agents/code-helper/rollback', { body: { version: 1 } }), 409, 'conflict');
-    expectProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 'one' } }), 400, 'validation_failed');
-    expectProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 1.5 } }), 400, 'validation_failed');
-    expectProblem(await api('POST', '/api/agents/rolling/rollback', { body: {} }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 99 } }), 404, 'not_found');
+    expectFullProblem(await api('POST', '/api/agents/nobody/rollback', { body: { version: 1 } }), 404, 'not_found');
+    expectFullProblem(await api('POST', '/api/agents/code-helper/rollback', { body: { version: 1 } }), 409, 'conflict');
+    expectFullProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 'one' } }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/rolling/rollback', { body: { version: 1.5 } }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/rolling/rollback', { body: {} }), 400, 'validation_failed');
     expect(await snapshot()).toBe(before);
   });
 });
@@ -277,17 +276,17 @@ describe('rule 7: diff', () => {
 
   it('returns 404 naming the missing version(s)', async () => {
     const one = await api('GET', '/api/agents/rolling/versions/1/diff/42');
-    expectProblem(one, 404, 'not_found');
+    expectFullProblem(one, 404, 'not_found');
     expect(one.body.detail).toContain('42');
     expect(one.body.missingVersions).toEqual([42]);
     const both = await api('GET', '/api/agents/rolling/versions/41/diff/42');
     expect(both.body.missingVersions).toEqual([41, 42]);
-    expectProblem(await api('GET', '/api/agents/nobody/versions/1/diff/2'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/nobody/versions/1/diff/2'), 404, 'not_found');
   });
 
   it('returns 400 for version numbers that are not int32', async () => {
-    expectProblem(await api('GET', '/api/agents/rolling/versions/one/diff/2'), 400, 'validation_failed');
-    expectProblem(await api('GET', '/api/agents/rolling/versions/1/diff/99999999999'), 400, 'validation_failed');
+    expectFullProblem(await api('GET', '/api/agents/rolling/versions/one/diff/2'), 400, 'validation_failed');
+    expectFullProblem(await api('GET', '/api/agents/rolling/versions/1/diff/99999999999'), 400, 'validation_failed');
   });
 });
 
@@ -298,7 +297,7 @@ describe('rule 8: validate', () => {
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ valid: true, messages: [] });
     expect(await snapshot()).toBe(before);
-    expectProblem(await api('GET', '/api/agents/draft'), 404, 'not_found');
+    expectFullProblem(await api('GET', '/api/agents/draft'), 404, 'not_found');
   });
 
   it('reports every finding with 200, valid false, severity, code, path', async () => {
@@ -336,10 +335,10 @@ describe('rule 8: validate', () => {
   });
 
   it('returns 400 only for an unreadable body or a missing name or model', async () => {
-    expectProblem(await api('POST', '/api/agents/validate', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
-    expectProblem(await api('POST', '/api/agents/validate', { body: { model: { provider: 'demo', model: 'echo' } } }), 400, 'validation_failed');
-    expectProblem(await api('POST', '/api/agents/validate', { body: { name: 'x' } }), 400, 'validation_failed');
-    expectProblem(await api('POST', '/api/agents/validate', { body: [1, 2] }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/validate', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/validate', { body: { model: { provider: 'demo', model: 'echo' } } }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/validate', { body: { name: 'x' } }), 400, 'validation_failed');
+    expectFullProblem(await api('POST', '/api/agents/validate', { body: [1, 2] }), 400, 'validation_failed');
   });
 });
 
@@ -364,7 +363,7 @@ describe('bad input never writes and never gives a 5xx', () => {
   it.each(badBodies)('POST with %s → 400 naming the field', async (_case, body, path) => {
     const before = await snapshot();
     const result = await api('POST', '/api/agents', { body });
-    expectProblem(result, 400, 'validation_failed');
+    expectFullProblem(result, 400, 'validation_failed');
     if (path) expect(result.body.errors.map((error: any) => error.path)).toContain(path);
     expect(await snapshot()).toBe(before);
   });
@@ -379,13 +378,13 @@ describe('bad input never writes and never gives a 5xx', () => {
     ['a body over 1 MiB', JSON.stringify({ name: 'big', model: { provider: 'demo', model: 'echo' }, instructions: 'x'.repeat(1_100_000) }), 'application/json', 413, 'payload_too_large'],
   ])('POST with %s → documented status', async (_case, rawBody, contentType, status, errorType) => {
     const before = await snapshot();
-    expectProblem(await api('POST', '/api/agents', { rawBody, headers: { 'content-type': contentType } }), status, errorType);
+    expectFullProblem(await api('POST', '/api/agents', { rawBody, headers: { 'content-type': contentType } }), status, errorType);
     expect(await snapshot()).toBe(before);
   });
 
   it('PUT with malformed JSON is refused and writes nothing', async () => {
     const before = await snapshot();
-    expectProblem(await api('PUT', '/api/agents/baseline', { rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
+    expectFullProblem(await api('PUT', '/api/agents/baseline', { rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
     expect(await snapshot()).toBe(before);
   });
 });

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { allInOneModules } from '@hangar/all-in-one';
 import { attachmentMigrations, type AttachmentDatabase } from '@hangar/attachment';
-import { startHangar, TEST_TOKEN, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { expectProblem, type HangarUnderTest, type HttpResult, startHangar, TEST_TOKEN } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** SPEC "Attachments" rules 1–4 and API.md's shapes, over HTTP against all-in-one. */
@@ -35,11 +35,6 @@ function upload(bytes: Buffer, options: { fileName?: string; type?: string; sess
   return hangar.request('POST', `/api/attachments${query}`, { rawBody: form as never, headers: options.headers });
 }
 
-function expectProblem(result: HttpResult, status: number, errorType: string) {
-  expect(result.status, result.text).toBe(status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(result.body).toMatchObject({ status, errorType });
-}
 
 /** Bytes are removed asynchronously after an aborted stream; wait for the store to settle. */
 async function expectChunks(expected: number) {

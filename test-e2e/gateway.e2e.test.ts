@@ -1,6 +1,6 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import { isLoopback } from '@hangar/gateway';
-import { createJwtIssuer, httpRequest, startHangar, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { createJwtIssuer, expectProblem, type HangarUnderTest, httpRequest, type HttpResult, startHangar } from '@hangar/testing';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -13,11 +13,6 @@ let hangar: HangarUnderTest;
 
 const agent = (name: string) => ({ name, model: { provider: 'demo', model: 'echo' } });
 
-function expectProblem(result: HttpResult, status: number, errorType: string) {
-  expect(result.status, result.text).toBe(status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(result.body).toMatchObject({ status, errorType });
-}
 
 beforeAll(async () => {
   issuer = await createJwtIssuer({ issuer: ISSUER, audience: AUDIENCE });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { allInOneModules } from '@hangar/all-in-one';
 import { SessionServiceDefinition } from '@hangar/contracts';
 import { createServiceClient, HangarError, type Caller } from '@hangar/platform';
-import { createJwtIssuer, FIXTURE_RUN_AUTHORIZATION, startHangar, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { createJwtIssuer, expectProblem, FIXTURE_RUN_AUTHORIZATION, type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
 import { createChannel, type Channel } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -13,11 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let issuer: Awaited<ReturnType<typeof createJwtIssuer>>;
 const channels: Channel[] = [];
 
-function expectProblem(result: HttpResult, status: number, errorType: string) {
-  expect(result.status, result.text).toBe(status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(result.body).toMatchObject({ status, errorType });
-}
 
 /** The run engine's path into the session service: open (create) a session and append turns. */
 function sessionsOf(hangar: HangarUnderTest) {

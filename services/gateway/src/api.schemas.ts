@@ -118,3 +118,10 @@ export const DiffParams = z.object({
   a: int32.describe('Version shown as `left`'),
   b: int32.describe('Version shown as `right`'),
 });
+
+/** A documented problem+json response of a route. */
+export const problemResponse = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
+
+/** `skip`/`take` query values: integers (400 otherwise); services clamp them. */
+export const pageNumber = (fallback: number) =>
+  z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number).optional().transform((value) => value ?? fallback);

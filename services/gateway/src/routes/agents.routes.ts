@@ -4,13 +4,12 @@ import {
 } from '@hangar/contracts';
 import { validationError } from '@hangar/platform';
 import {
-  AgentDescriptorSchema, AgentDetailSchema, AgentNameParams, DiffParams, DiffSchema, ProblemSchema, RollbackRequestSchema,
+  AgentDescriptorSchema, AgentDetailSchema, AgentNameParams, DiffParams, DiffSchema, problemResponse, RollbackRequestSchema,
   StoredDefinitionSchema, ValidationReportSchema,
 } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Agents';
-const problem = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
 
 /** API.md: a stored definition is the request fields plus `version`, `createdAt`, `createdBy`. */
 function storedDefinitionJson(record: AgentDefinitionRecord) {
@@ -55,7 +54,7 @@ export const agentRoutes = [
     body: AgentDefinitionInputSchema,
     responses: {
       201: { description: 'The stored definition; Location names the agent', schema: StoredDefinitionSchema },
-      409: problem('The name is used by a stored or a code-defined agent'),
+      409: problemResponse('The name is used by a stored or a code-defined agent'),
     },
     async handler({ body, caller }, { registry, config }) {
       const { agent } = await registry.createAgent({ definition: definitionToProto(normalizeDefinition(body)) }, { caller });
@@ -103,7 +102,7 @@ export const agentRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'AgentsRead' },
     params: AgentNameParams,
-    responses: { 200: { description: 'Agent detail', schema: AgentDetailSchema }, 404: problem('No such agent') },
+    responses: { 200: { description: 'Agent detail', schema: AgentDetailSchema }, 404: problemResponse('No such agent') },
     async handler({ params, caller }, { registry }) {
       const detail = await registry.getAgent({ name: params.name }, { caller });
       const catalog = detail.catalog;
@@ -137,8 +136,8 @@ export const agentRoutes = [
     body: AgentDefinitionInputSchema,
     responses: {
       200: { description: 'The new version', schema: StoredDefinitionSchema },
-      404: problem('No stored agent of that name'),
-      409: problem('The name belongs to a code-defined agent'),
+      404: problemResponse('No stored agent of that name'),
+      409: problemResponse('The name belongs to a code-defined agent'),
     },
     async handler({ params, body, caller }, { registry }) {
       const { agent } = await registry.updateAgent({ name: params.name, definition: definitionToProto(normalizeDefinition(body)) }, { caller });
@@ -155,8 +154,8 @@ export const agentRoutes = [
     params: AgentNameParams,
     responses: {
       204: { description: 'Deleted' },
-      404: problem('No stored agent of that name'),
-      409: problem('The name belongs to a code-defined agent'),
+      404: problemResponse('No stored agent of that name'),
+      409: problemResponse('The name belongs to a code-defined agent'),
     },
     async handler({ params, caller }, { registry }) {
       await registry.deleteAgent({ name: params.name }, { caller });
@@ -173,7 +172,7 @@ export const agentRoutes = [
     params: AgentNameParams,
     responses: {
       200: { description: 'Versions, newest first', schema: StoredDefinitionSchema.array() },
-      404: problem('No stored agent of that name (code agents have no versions)'),
+      404: problemResponse('No stored agent of that name (code agents have no versions)'),
     },
     async handler({ params, caller }, { registry }) {
       const { versions } = await registry.listAgentVersions({ name: params.name }, { caller });
@@ -191,8 +190,8 @@ export const agentRoutes = [
     body: RollbackRequestSchema,
     responses: {
       200: { description: 'The new version', schema: StoredDefinitionSchema },
-      404: problem('No such agent or version'),
-      409: problem('The name belongs to a code-defined agent'),
+      404: problemResponse('No such agent or version'),
+      409: problemResponse('The name belongs to a code-defined agent'),
     },
     async handler({ params, body, caller }, { registry }) {
       const { agent } = await registry.rollbackAgent({ name: params.name, version: body.version }, { caller });
@@ -207,7 +206,7 @@ export const agentRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'AgentsRead' },
     params: DiffParams,
-    responses: { 200: { description: 'Both snapshots', schema: DiffSchema }, 404: problem('No such agent, or a named version is missing') },
+    responses: { 200: { description: 'Both snapshots', schema: DiffSchema }, 404: problemResponse('No such agent, or a named version is missing') },
     async handler({ params, caller }, { registry }) {
       const { left, right } = await registry.diffAgentVersions({ name: params.name, leftVersion: params.a, rightVersion: params.b }, { caller });
       return { status: 200, body: { left: recordJson(left), right: recordJson(right) } };

@@ -1,14 +1,11 @@
 import type { attachmentPb } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
-import { ProblemSchema } from '../api.schemas.js';
+import { pageNumber, problemResponse } from '../api.schemas.js';
 import { receiveFilePart } from '../http/multipart.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Attachments';
-const problem = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
-const pageNumber = (fallback: number) =>
-  z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number).optional().transform((value) => value ?? fallback);
 
 const DescriptorSchema = z
   .object({
@@ -56,8 +53,8 @@ export const attachmentRoutes = [
     runAuthorization: { operation: 'attachments.upload', denial: 'forbid' },
     responses: {
       201: { description: 'The stored attachment; Location names it', schema: DescriptorSchema },
-      413: problem('Larger than Attachments:MaxBytes'),
-      415: problem('Not multipart/form-data, or a file whose signature is not an allowed media type'),
+      413: problemResponse('Larger than Attachments:MaxBytes'),
+      415: problemResponse('Not multipart/form-data, or a file whose signature is not an allowed media type'),
     },
     async handler({ query, caller, request }, { attachments, config }) {
       if (!request.is('multipart/form-data')) {
@@ -104,7 +101,7 @@ export const attachmentRoutes = [
     responses: {
       200: { description: 'The file', contentType: 'application/octet-stream', schema: z.string() },
       304: { description: 'If-None-Match matched the ETag' },
-      404: problem('Unknown or denied attachment'),
+      404: problemResponse('Unknown or denied attachment'),
     },
     async handler({ params, caller, request, response }, { attachments }) {
       const abort = new AbortController();
@@ -151,7 +148,7 @@ export const attachmentRoutes = [
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: AttachmentParams,
     runAuthorization: { operation: 'attachments.delete', denial: 'hide', resourceId: (params) => params.id },
-    responses: { 204: { description: 'Deleted' }, 404: problem('Unknown or denied attachment') },
+    responses: { 204: { description: 'Deleted' }, 404: problemResponse('Unknown or denied attachment') },
     async handler({ params, caller }, { attachments }) {
       await attachments.deleteAttachment({ id: params.id }, { caller });
       return { status: 204 };

@@ -1,12 +1,9 @@
 import type { sessionPb } from '@hangar/contracts';
 import { z } from 'zod';
-import { ProblemSchema } from '../api.schemas.js';
+import { pageNumber, problemResponse } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Sessions';
-const problem = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
-const pageNumber = (fallback: number) =>
-  z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number).optional().transform((value) => value ?? fallback);
 
 const SessionRecordSchema = z
   .object({
@@ -80,7 +77,7 @@ export const sessionRoutes = [
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: SessionParams,
     runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.sessionId },
-    responses: { 200: { description: 'Session detail', schema: SessionDetailSchema }, 404: problem('Unknown, foreign or denied session') },
+    responses: { 200: { description: 'Session detail', schema: SessionDetailSchema }, 404: problemResponse('Unknown, foreign or denied session') },
     async handler({ params, caller }, { sessions }) {
       const { session, messages, state } = await sessions.getSession({ sessionId: params.sessionId }, { caller });
       return {
@@ -109,7 +106,7 @@ export const sessionRoutes = [
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: SessionParams,
     runAuthorization: { operation: 'sessions.delete', denial: 'hide', resourceId: (params) => params.sessionId },
-    responses: { 204: { description: 'Deleted' }, 404: problem('Unknown, foreign or denied session') },
+    responses: { 204: { description: 'Deleted' }, 404: problemResponse('Unknown, foreign or denied session') },
     async handler({ params, caller }, { sessions }) {
       await sessions.deleteSession({ sessionId: params.sessionId }, { caller });
       return { status: 204 };
@@ -127,8 +124,8 @@ export const sessionRoutes = [
     runAuthorization: { operation: 'sessions.branch', denial: 'hide', resourceId: (params) => params.sessionId },
     responses: {
       201: { description: 'The new session; Location names it', schema: BranchResultSchema },
-      404: problem('Unknown, foreign or denied session'),
-      409: problem('The requested new session id exists'),
+      404: problemResponse('Unknown, foreign or denied session'),
+      409: problemResponse('The requested new session id exists'),
     },
     async handler({ params, body, caller }, { sessions, config }) {
       const result = await sessions.branchSession(
