@@ -1,4 +1,4 @@
-import type { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunAuthorizationHandler, SessionServiceDefinition } from '@hangar/contracts';
+import type { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunAuthorizationHandler, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { createAuthenticator } from './http/auth.js';
@@ -10,6 +10,7 @@ export interface GatewayContext {
   authenticator: ReturnType<typeof createAuthenticator>;
   registry: Client<typeof AgentRegistryServiceDefinition, CallerOptions>;
   sessions: Client<typeof SessionServiceDefinition, CallerOptions>;
+  runs: Client<typeof RunExecutorServiceDefinition, CallerOptions>;
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   /** The host's run-authorization handler, when one is registered. */
   authorizeRun?: RunAuthorizationHandler;

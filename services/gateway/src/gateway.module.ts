@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
@@ -23,6 +23,7 @@ export const gatewayModule: HangarModule = {
       authenticator: createAuthenticator(config),
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
+      runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },

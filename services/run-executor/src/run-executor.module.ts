@@ -1,10 +1,72 @@
-import { grpcServiceModule } from '@hangar/platform';
+import { AgentRegistryServiceDefinition, recordFromProto, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { createChannel, createServiceClient, grpcServiceModule, HangarError } from '@hangar/platform';
+import { runMigrations } from './migrations/index.js';
+import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
+import { createModelResolver } from './providers/model-providers.js';
+import { createRunEngine } from './run-engine.service.js';
+import { runExecutorGrpc } from './run-executor.grpc.js';
+import { createRunRepository, type RunDatabase } from './run.repository.js';
 
-/**
- * The RunExecutor process: a gRPC server with the standard health service and graceful shutdown.
- * Its rules, repository and RPCs arrive with the run-engine issue (#3).
- */
+const TOOL_CATALOG_TTL_MS = 60_000;
+
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
-  async setup() {},
+  dependsOn: ['AgentRegistry', 'Session'],
+  async setup({ config, logger, engines, addressOf }, grpc) {
+    const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
+    const registryChannel = createChannel(addressOf('AgentRegistry'));
+    const sessionChannel = createChannel(addressOf('Session'));
+    const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
+    const sessions = createServiceClient(SessionServiceDefinition, sessionChannel);
+    let catalog: { at: number; tools: Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>> } | undefined;
+
+    const engine = createRunEngine({
+      config,
+      logger,
+      repository: createRunRepository(database.db),
+      pubsub: engines.pubsub,
+      models: createModelResolver(config),
+      breaker: createCircuitBreaker({
+        enabled: config.CircuitBreaker.Enabled,
+        failureThreshold: config.CircuitBreaker.FailureThreshold,
+        breakDurationMs: config.CircuitBreaker.BreakDuration,
+      }),
+      concurrency: createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
+      agents: {
+        async load(caller, name) {
+          const detail = await registry.getAgent({ name }, { caller });
+          if (!detail.definition) {
+            throw new HangarError('notImplemented', `agent "${name}" is built by a factory; running factory agents is not supported yet`);
+          }
+          const record = recordFromProto(detail.definition);
+          return { definition: record.definition, version: record.version ?? null };
+        },
+      },
+      sessions: {
+        async open(caller, sessionId, agentName) {
+          return (await sessions.openSession({ sessionId, agentName }, { caller })).messages;
+        },
+        async append(caller, sessionId, messages) {
+          await sessions.appendMessages({ sessionId, messages }, { caller });
+        },
+      },
+      toolCatalog: () => {
+        if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
+          const tools = registry
+            .listTools({}, { caller: { tenantId: config.DefaultTenantId, actor: 'run-executor' } })
+            .then((response) => new Map(response.tools.map((entry) => [entry.name, { description: entry.description, inputSchema: entry.inputSchema ?? {} }])));
+          catalog = { at: Date.now(), tools };
+          tools.catch(() => (catalog = undefined));
+        }
+        return catalog.tools;
+      },
+    });
+    grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
+    return {
+      close: async () => {
+        registryChannel.close();
+        sessionChannel.close();
+      },
+    };
+  },
 });

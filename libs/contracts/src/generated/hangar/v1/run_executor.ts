@@ -5,24 +5,2371 @@
 // source: hangar/v1/run_executor.proto
 
 /* eslint-disable */
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Struct, Value } from "../../google/protobuf/struct";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/run_executor.proto";
 
-/**
- * Runs, run events, scores, run inputs, jobs and leases. RPCs arrive with the run-engine issue (#3).
- * Until then the process serves only the standard grpc.health.v1 service.
- */
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface RunParameter {
+  name: string;
+  value: string;
+}
+
+export interface StartRunRequest {
+  agentName: string;
+  sessionId?: string | undefined;
+  messages: ChatMessage[];
+  parameters: RunParameter[];
+  isStreaming: boolean;
+  attachments: string[];
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+}
+
+export interface Cost {
+  input?: number | undefined;
+  output?: number | undefined;
+  cachedInput?: number | undefined;
+  total: number;
+  currency: string;
+}
+
+export interface RunRecord {
+  id: string;
+  agentName: string;
+  agentVersion?: number | undefined;
+  sessionId?: string | undefined;
+  status: string;
+  kind: string;
+  isStreaming: boolean;
+  startedAt: string | undefined;
+  completedAt: string | undefined;
+  durationMs?: number | undefined;
+  usage:
+    | Usage
+    | undefined;
+  /** Unset when no price applies. */
+  cost: Cost | undefined;
+  modelProvider?: string | undefined;
+  model?: string | undefined;
+  errorType?: string | undefined;
+  errorMessage?: string | undefined;
+  parentRunId?: string | undefined;
+  rootRunId: string;
+  depth: number;
+  userId?: string | undefined;
+  labels: { [key: string]: string };
+}
+
+export interface RunRecord_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface RunStarted {
+  run: RunRecord | undefined;
+}
+
+export interface TextDelta {
+  text: string;
+}
+
+export interface ToolCall {
+  toolCallId: string;
+  toolName: string;
+  args: any | undefined;
+}
+
+export interface ToolResult {
+  toolCallId: string;
+  result: any | undefined;
+}
+
+export interface RunFinished {
+  run: RunRecord | undefined;
+  outputText: string;
+}
+
+export interface RunFailed {
+  run: RunRecord | undefined;
+  errorType: string;
+  message: string;
+}
+
+export interface StartRunResponse {
+  update:
+    | { $case: "started"; value: RunStarted }
+    | { $case: "textDelta"; value: TextDelta }
+    | { $case: "toolCall"; value: ToolCall }
+    | { $case: "toolResult"; value: ToolResult }
+    | { $case: "finished"; value: RunFinished }
+    | { $case: "failed"; value: RunFailed }
+    | undefined;
+}
+
+export interface GetRunRequest {
+  runId: string;
+}
+
+export interface GetRunResponse {
+  run: RunRecord | undefined;
+}
+
+export interface ListRunsRequest {
+  agentName?: string | undefined;
+  status?: string | undefined;
+  kind?: string | undefined;
+  sessionId?: string | undefined;
+  errorType?: string | undefined;
+  userId?: string | undefined;
+  label?: string | undefined;
+  startedAfter: string | undefined;
+  includeChildren: boolean;
+  parentRunId?: string | undefined;
+  rootRunId?: string | undefined;
+  skip: number;
+  take: number;
+}
+
+export interface ListRunsResponse {
+  runs: RunRecord[];
+}
+
+export interface GetRunInputRequest {
+  runId: string;
+}
+
+export interface GetRunInputResponse {
+  input: { [key: string]: any } | undefined;
+  recordedAt: string | undefined;
+}
+
+export interface StreamRunEventsRequest {
+  runId: string;
+  afterSeq: number;
+}
+
+export interface StreamRunEventsResponse {
+  seq: number;
+  runId: string;
+  type: string;
+  at: string | undefined;
+  data: { [key: string]: any } | undefined;
+}
+
+function createBaseChatMessage(): ChatMessage {
+  return { role: "", content: "" };
+}
+
+export const ChatMessage: MessageFns<ChatMessage> = {
+  encode(message: ChatMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.role !== "") {
+      writer.uint32(10).string(message.role);
+    }
+    if (message.content !== "") {
+      writer.uint32(18).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChatMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChatMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ChatMessage>): ChatMessage {
+    return ChatMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChatMessage>): ChatMessage {
+    const message = createBaseChatMessage();
+    message.role = object.role ?? "";
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseRunParameter(): RunParameter {
+  return { name: "", value: "" };
+}
+
+export const RunParameter: MessageFns<RunParameter> = {
+  encode(message: RunParameter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunParameter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunParameter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunParameter>): RunParameter {
+    return RunParameter.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunParameter>): RunParameter {
+    const message = createBaseRunParameter();
+    message.name = object.name ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseStartRunRequest(): StartRunRequest {
+  return { agentName: "", sessionId: undefined, messages: [], parameters: [], isStreaming: false, attachments: [] };
+}
+
+export const StartRunRequest: MessageFns<StartRunRequest> = {
+  encode(message: StartRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== "") {
+      writer.uint32(10).string(message.agentName);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(18).string(message.sessionId);
+    }
+    for (const v of message.messages) {
+      ChatMessage.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.parameters) {
+      RunParameter.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.isStreaming !== false) {
+      writer.uint32(40).bool(message.isStreaming);
+    }
+    for (const v of message.attachments) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.messages.push(ChatMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.parameters.push(RunParameter.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.isStreaming = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.attachments.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StartRunRequest>): StartRunRequest {
+    return StartRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StartRunRequest>): StartRunRequest {
+    const message = createBaseStartRunRequest();
+    message.agentName = object.agentName ?? "";
+    message.sessionId = object.sessionId ?? undefined;
+    message.messages = object.messages?.map((e) => ChatMessage.fromPartial(e)) || [];
+    message.parameters = object.parameters?.map((e) => RunParameter.fromPartial(e)) || [];
+    message.isStreaming = object.isStreaming ?? false;
+    message.attachments = object.attachments?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0 };
+}
+
+export const Usage: MessageFns<Usage> = {
+  encode(message: Usage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inputTokens !== 0) {
+      writer.uint32(8).int64(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(16).int64(message.outputTokens);
+    }
+    if (message.cachedInputTokens !== 0) {
+      writer.uint32(24).int64(message.cachedInputTokens);
+    }
+    if (message.reasoningTokens !== 0) {
+      writer.uint32(32).int64(message.reasoningTokens);
+    }
+    if (message.totalTokens !== 0) {
+      writer.uint32(40).int64(message.totalTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Usage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cachedInputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reasoningTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.totalTokens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Usage>): Usage {
+    return Usage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Usage>): Usage {
+    const message = createBaseUsage();
+    message.inputTokens = object.inputTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.cachedInputTokens = object.cachedInputTokens ?? 0;
+    message.reasoningTokens = object.reasoningTokens ?? 0;
+    message.totalTokens = object.totalTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseCost(): Cost {
+  return { input: undefined, output: undefined, cachedInput: undefined, total: 0, currency: "" };
+}
+
+export const Cost: MessageFns<Cost> = {
+  encode(message: Cost, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.input !== undefined) {
+      writer.uint32(9).double(message.input);
+    }
+    if (message.output !== undefined) {
+      writer.uint32(17).double(message.output);
+    }
+    if (message.cachedInput !== undefined) {
+      writer.uint32(25).double(message.cachedInput);
+    }
+    if (message.total !== 0) {
+      writer.uint32(33).double(message.total);
+    }
+    if (message.currency !== "") {
+      writer.uint32(42).string(message.currency);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Cost {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCost();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.input = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.output = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.cachedInput = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.total = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.currency = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Cost>): Cost {
+    return Cost.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Cost>): Cost {
+    const message = createBaseCost();
+    message.input = object.input ?? undefined;
+    message.output = object.output ?? undefined;
+    message.cachedInput = object.cachedInput ?? undefined;
+    message.total = object.total ?? 0;
+    message.currency = object.currency ?? "";
+    return message;
+  },
+};
+
+function createBaseRunRecord(): RunRecord {
+  return {
+    id: "",
+    agentName: "",
+    agentVersion: undefined,
+    sessionId: undefined,
+    status: "",
+    kind: "",
+    isStreaming: false,
+    startedAt: undefined,
+    completedAt: undefined,
+    durationMs: undefined,
+    usage: undefined,
+    cost: undefined,
+    modelProvider: undefined,
+    model: undefined,
+    errorType: undefined,
+    errorMessage: undefined,
+    parentRunId: undefined,
+    rootRunId: "",
+    depth: 0,
+    userId: undefined,
+    labels: {},
+  };
+}
+
+export const RunRecord: MessageFns<RunRecord> = {
+  encode(message: RunRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(18).string(message.agentName);
+    }
+    if (message.agentVersion !== undefined) {
+      writer.uint32(24).int32(message.agentVersion);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(34).string(message.sessionId);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.kind !== "") {
+      writer.uint32(50).string(message.kind);
+    }
+    if (message.isStreaming !== false) {
+      writer.uint32(56).bool(message.isStreaming);
+    }
+    if (message.startedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.startedAt), writer.uint32(66).fork()).join();
+    }
+    if (message.completedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.completedAt), writer.uint32(74).fork()).join();
+    }
+    if (message.durationMs !== undefined) {
+      writer.uint32(80).int64(message.durationMs);
+    }
+    if (message.usage !== undefined) {
+      Usage.encode(message.usage, writer.uint32(90).fork()).join();
+    }
+    if (message.cost !== undefined) {
+      Cost.encode(message.cost, writer.uint32(98).fork()).join();
+    }
+    if (message.modelProvider !== undefined) {
+      writer.uint32(106).string(message.modelProvider);
+    }
+    if (message.model !== undefined) {
+      writer.uint32(114).string(message.model);
+    }
+    if (message.errorType !== undefined) {
+      writer.uint32(122).string(message.errorType);
+    }
+    if (message.errorMessage !== undefined) {
+      writer.uint32(130).string(message.errorMessage);
+    }
+    if (message.parentRunId !== undefined) {
+      writer.uint32(138).string(message.parentRunId);
+    }
+    if (message.rootRunId !== "") {
+      writer.uint32(146).string(message.rootRunId);
+    }
+    if (message.depth !== 0) {
+      writer.uint32(152).int32(message.depth);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(162).string(message.userId);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      RunRecord_LabelsEntry.encode({ key: key as any, value }, writer.uint32(170).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunRecord {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunRecord();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.agentVersion = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.isStreaming = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.startedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.completedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.durationMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.usage = Usage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.cost = Cost.decode(reader, reader.uint32());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.modelProvider = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.errorType = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.parentRunId = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.rootRunId = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.depth = reader.int32();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            const entry21 = RunRecord_LabelsEntry.decode(reader, reader.uint32());
+            if (entry21.value !== undefined) {
+              message.labels[entry21.key] = entry21.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunRecord>): RunRecord {
+    return RunRecord.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunRecord>): RunRecord {
+    const message = createBaseRunRecord();
+    message.id = object.id ?? "";
+    message.agentName = object.agentName ?? "";
+    message.agentVersion = object.agentVersion ?? undefined;
+    message.sessionId = object.sessionId ?? undefined;
+    message.status = object.status ?? "";
+    message.kind = object.kind ?? "";
+    message.isStreaming = object.isStreaming ?? false;
+    message.startedAt = object.startedAt ?? undefined;
+    message.completedAt = object.completedAt ?? undefined;
+    message.durationMs = object.durationMs ?? undefined;
+    message.usage = (object.usage !== undefined && object.usage !== null) ? Usage.fromPartial(object.usage) : undefined;
+    message.cost = (object.cost !== undefined && object.cost !== null) ? Cost.fromPartial(object.cost) : undefined;
+    message.modelProvider = object.modelProvider ?? undefined;
+    message.model = object.model ?? undefined;
+    message.errorType = object.errorType ?? undefined;
+    message.errorMessage = object.errorMessage ?? undefined;
+    message.parentRunId = object.parentRunId ?? undefined;
+    message.rootRunId = object.rootRunId ?? "";
+    message.depth = object.depth ?? 0;
+    message.userId = object.userId ?? undefined;
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseRunRecord_LabelsEntry(): RunRecord_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const RunRecord_LabelsEntry: MessageFns<RunRecord_LabelsEntry> = {
+  encode(message: RunRecord_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunRecord_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunRecord_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunRecord_LabelsEntry>): RunRecord_LabelsEntry {
+    return RunRecord_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunRecord_LabelsEntry>): RunRecord_LabelsEntry {
+    const message = createBaseRunRecord_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseRunStarted(): RunStarted {
+  return { run: undefined };
+}
+
+export const RunStarted: MessageFns<RunStarted> = {
+  encode(message: RunStarted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunStarted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunStarted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunStarted>): RunStarted {
+    return RunStarted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunStarted>): RunStarted {
+    const message = createBaseRunStarted();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    return message;
+  },
+};
+
+function createBaseTextDelta(): TextDelta {
+  return { text: "" };
+}
+
+export const TextDelta: MessageFns<TextDelta> = {
+  encode(message: TextDelta, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.text !== "") {
+      writer.uint32(10).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TextDelta {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTextDelta();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<TextDelta>): TextDelta {
+    return TextDelta.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TextDelta>): TextDelta {
+    const message = createBaseTextDelta();
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
+function createBaseToolCall(): ToolCall {
+  return { toolCallId: "", toolName: "", args: undefined };
+}
+
+export const ToolCall: MessageFns<ToolCall> = {
+  encode(message: ToolCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.toolCallId !== "") {
+      writer.uint32(10).string(message.toolCallId);
+    }
+    if (message.toolName !== "") {
+      writer.uint32(18).string(message.toolName);
+    }
+    if (message.args !== undefined) {
+      Value.encode(Value.wrap(message.args), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.toolName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.args = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ToolCall>): ToolCall {
+    return ToolCall.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ToolCall>): ToolCall {
+    const message = createBaseToolCall();
+    message.toolCallId = object.toolCallId ?? "";
+    message.toolName = object.toolName ?? "";
+    message.args = object.args === undefined ? undefined : object.args;
+    return message;
+  },
+};
+
+function createBaseToolResult(): ToolResult {
+  return { toolCallId: "", result: undefined };
+}
+
+export const ToolResult: MessageFns<ToolResult> = {
+  encode(message: ToolResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.toolCallId !== "") {
+      writer.uint32(10).string(message.toolCallId);
+    }
+    if (message.result !== undefined) {
+      Value.encode(Value.wrap(message.result), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ToolResult>): ToolResult {
+    return ToolResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ToolResult>): ToolResult {
+    const message = createBaseToolResult();
+    message.toolCallId = object.toolCallId ?? "";
+    message.result = object.result === undefined ? undefined : object.result;
+    return message;
+  },
+};
+
+function createBaseRunFinished(): RunFinished {
+  return { run: undefined, outputText: "" };
+}
+
+export const RunFinished: MessageFns<RunFinished> = {
+  encode(message: RunFinished, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    if (message.outputText !== "") {
+      writer.uint32(18).string(message.outputText);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunFinished {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunFinished();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outputText = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunFinished>): RunFinished {
+    return RunFinished.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunFinished>): RunFinished {
+    const message = createBaseRunFinished();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    message.outputText = object.outputText ?? "";
+    return message;
+  },
+};
+
+function createBaseRunFailed(): RunFailed {
+  return { run: undefined, errorType: "", message: "" };
+}
+
+export const RunFailed: MessageFns<RunFailed> = {
+  encode(message: RunFailed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    if (message.errorType !== "") {
+      writer.uint32(18).string(message.errorType);
+    }
+    if (message.message !== "") {
+      writer.uint32(26).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunFailed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunFailed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.errorType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunFailed>): RunFailed {
+    return RunFailed.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunFailed>): RunFailed {
+    const message = createBaseRunFailed();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    message.errorType = object.errorType ?? "";
+    message.message = object.message ?? "";
+    return message;
+  },
+};
+
+function createBaseStartRunResponse(): StartRunResponse {
+  return { update: undefined };
+}
+
+export const StartRunResponse: MessageFns<StartRunResponse> = {
+  encode(message: StartRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.update?.$case) {
+      case "started":
+        RunStarted.encode(message.update.value, writer.uint32(10).fork()).join();
+        break;
+      case "textDelta":
+        TextDelta.encode(message.update.value, writer.uint32(18).fork()).join();
+        break;
+      case "toolCall":
+        ToolCall.encode(message.update.value, writer.uint32(26).fork()).join();
+        break;
+      case "toolResult":
+        ToolResult.encode(message.update.value, writer.uint32(34).fork()).join();
+        break;
+      case "finished":
+        RunFinished.encode(message.update.value, writer.uint32(42).fork()).join();
+        break;
+      case "failed":
+        RunFailed.encode(message.update.value, writer.uint32(50).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.update = { $case: "started", value: RunStarted.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.update = { $case: "textDelta", value: TextDelta.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.update = { $case: "toolCall", value: ToolCall.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.update = { $case: "toolResult", value: ToolResult.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.update = { $case: "finished", value: RunFinished.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.update = { $case: "failed", value: RunFailed.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StartRunResponse>): StartRunResponse {
+    return StartRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StartRunResponse>): StartRunResponse {
+    const message = createBaseStartRunResponse();
+    switch (object.update?.$case) {
+      case "started": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "started", value: RunStarted.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "textDelta": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "textDelta", value: TextDelta.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "toolCall": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "toolCall", value: ToolCall.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "toolResult": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "toolResult", value: ToolResult.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "finished": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "finished", value: RunFinished.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "failed": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "failed", value: RunFailed.fromPartial(object.update.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseGetRunRequest(): GetRunRequest {
+  return { runId: "" };
+}
+
+export const GetRunRequest: MessageFns<GetRunRequest> = {
+  encode(message: GetRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunRequest>): GetRunRequest {
+    return GetRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunRequest>): GetRunRequest {
+    const message = createBaseGetRunRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetRunResponse(): GetRunResponse {
+  return { run: undefined };
+}
+
+export const GetRunResponse: MessageFns<GetRunResponse> = {
+  encode(message: GetRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunResponse>): GetRunResponse {
+    return GetRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunResponse>): GetRunResponse {
+    const message = createBaseGetRunResponse();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    return message;
+  },
+};
+
+function createBaseListRunsRequest(): ListRunsRequest {
+  return {
+    agentName: undefined,
+    status: undefined,
+    kind: undefined,
+    sessionId: undefined,
+    errorType: undefined,
+    userId: undefined,
+    label: undefined,
+    startedAfter: undefined,
+    includeChildren: false,
+    parentRunId: undefined,
+    rootRunId: undefined,
+    skip: 0,
+    take: 0,
+  };
+}
+
+export const ListRunsRequest: MessageFns<ListRunsRequest> = {
+  encode(message: ListRunsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== undefined) {
+      writer.uint32(10).string(message.agentName);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(34).string(message.sessionId);
+    }
+    if (message.errorType !== undefined) {
+      writer.uint32(42).string(message.errorType);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(50).string(message.userId);
+    }
+    if (message.label !== undefined) {
+      writer.uint32(58).string(message.label);
+    }
+    if (message.startedAfter !== undefined) {
+      Timestamp.encode(toTimestamp(message.startedAfter), writer.uint32(66).fork()).join();
+    }
+    if (message.includeChildren !== false) {
+      writer.uint32(72).bool(message.includeChildren);
+    }
+    if (message.parentRunId !== undefined) {
+      writer.uint32(82).string(message.parentRunId);
+    }
+    if (message.rootRunId !== undefined) {
+      writer.uint32(90).string(message.rootRunId);
+    }
+    if (message.skip !== 0) {
+      writer.uint32(96).int32(message.skip);
+    }
+    if (message.take !== 0) {
+      writer.uint32(104).int32(message.take);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRunsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRunsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.startedAfter = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.includeChildren = reader.bool();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.parentRunId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.rootRunId = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.skip = reader.int32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.take = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListRunsRequest>): ListRunsRequest {
+    return ListRunsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListRunsRequest>): ListRunsRequest {
+    const message = createBaseListRunsRequest();
+    message.agentName = object.agentName ?? undefined;
+    message.status = object.status ?? undefined;
+    message.kind = object.kind ?? undefined;
+    message.sessionId = object.sessionId ?? undefined;
+    message.errorType = object.errorType ?? undefined;
+    message.userId = object.userId ?? undefined;
+    message.label = object.label ?? undefined;
+    message.startedAfter = object.startedAfter ?? undefined;
+    message.includeChildren = object.includeChildren ?? false;
+    message.parentRunId = object.parentRunId ?? undefined;
+    message.rootRunId = object.rootRunId ?? undefined;
+    message.skip = object.skip ?? 0;
+    message.take = object.take ?? 0;
+    return message;
+  },
+};
+
+function createBaseListRunsResponse(): ListRunsResponse {
+  return { runs: [] };
+}
+
+export const ListRunsResponse: MessageFns<ListRunsResponse> = {
+  encode(message: ListRunsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.runs) {
+      RunRecord.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRunsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRunsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runs.push(RunRecord.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListRunsResponse>): ListRunsResponse {
+    return ListRunsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListRunsResponse>): ListRunsResponse {
+    const message = createBaseListRunsResponse();
+    message.runs = object.runs?.map((e) => RunRecord.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetRunInputRequest(): GetRunInputRequest {
+  return { runId: "" };
+}
+
+export const GetRunInputRequest: MessageFns<GetRunInputRequest> = {
+  encode(message: GetRunInputRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunInputRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunInputRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunInputRequest>): GetRunInputRequest {
+    return GetRunInputRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunInputRequest>): GetRunInputRequest {
+    const message = createBaseGetRunInputRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetRunInputResponse(): GetRunInputResponse {
+  return { input: undefined, recordedAt: undefined };
+}
+
+export const GetRunInputResponse: MessageFns<GetRunInputResponse> = {
+  encode(message: GetRunInputResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.input !== undefined) {
+      Struct.encode(Struct.wrap(message.input), writer.uint32(10).fork()).join();
+    }
+    if (message.recordedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.recordedAt), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunInputResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunInputResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.input = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.recordedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunInputResponse>): GetRunInputResponse {
+    return GetRunInputResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunInputResponse>): GetRunInputResponse {
+    const message = createBaseGetRunInputResponse();
+    message.input = object.input ?? undefined;
+    message.recordedAt = object.recordedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseStreamRunEventsRequest(): StreamRunEventsRequest {
+  return { runId: "", afterSeq: 0 };
+}
+
+export const StreamRunEventsRequest: MessageFns<StreamRunEventsRequest> = {
+  encode(message: StreamRunEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.afterSeq !== 0) {
+      writer.uint32(16).int32(message.afterSeq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamRunEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamRunEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterSeq = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StreamRunEventsRequest>): StreamRunEventsRequest {
+    return StreamRunEventsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamRunEventsRequest>): StreamRunEventsRequest {
+    const message = createBaseStreamRunEventsRequest();
+    message.runId = object.runId ?? "";
+    message.afterSeq = object.afterSeq ?? 0;
+    return message;
+  },
+};
+
+function createBaseStreamRunEventsResponse(): StreamRunEventsResponse {
+  return { seq: 0, runId: "", type: "", at: undefined, data: undefined };
+}
+
+export const StreamRunEventsResponse: MessageFns<StreamRunEventsResponse> = {
+  encode(message: StreamRunEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).int32(message.seq);
+    }
+    if (message.runId !== "") {
+      writer.uint32(18).string(message.runId);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.at !== undefined) {
+      Timestamp.encode(toTimestamp(message.at), writer.uint32(34).fork()).join();
+    }
+    if (message.data !== undefined) {
+      Struct.encode(Struct.wrap(message.data), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamRunEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamRunEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.at = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StreamRunEventsResponse>): StreamRunEventsResponse {
+    return StreamRunEventsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamRunEventsResponse>): StreamRunEventsResponse {
+    const message = createBaseStreamRunEventsResponse();
+    message.seq = object.seq ?? 0;
+    message.runId = object.runId ?? "";
+    message.type = object.type ?? "";
+    message.at = object.at ?? undefined;
+    message.data = object.data ?? undefined;
+    return message;
+  },
+};
+
+/** Runs: execution against model providers, recording, and the run event log. */
 export type RunExecutorServiceDefinition = typeof RunExecutorServiceDefinition;
 export const RunExecutorServiceDefinition = {
   name: "RunExecutorService",
   fullName: "hangar.v1.RunExecutorService",
-  methods: {},
+  methods: {
+    /** The first update is `started` (the run row exists); refusals before that are call errors. */
+    startRun: {
+      name: "StartRun",
+      requestType: StartRunRequest as typeof StartRunRequest,
+      requestStream: false,
+      responseType: StartRunResponse as typeof StartRunResponse,
+      responseStream: true,
+      options: {},
+    },
+    getRun: {
+      name: "GetRun",
+      requestType: GetRunRequest as typeof GetRunRequest,
+      requestStream: false,
+      responseType: GetRunResponse as typeof GetRunResponse,
+      responseStream: false,
+      options: {},
+    },
+    listRuns: {
+      name: "ListRuns",
+      requestType: ListRunsRequest as typeof ListRunsRequest,
+      requestStream: false,
+      responseType: ListRunsResponse as typeof ListRunsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getRunInput: {
+      name: "GetRunInput",
+      requestType: GetRunInputRequest as typeof GetRunInputRequest,
+      requestStream: false,
+      responseType: GetRunInputResponse as typeof GetRunInputResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** History after `after_seq`, then live events, ending after the terminal event. */
+    streamRunEvents: {
+      name: "StreamRunEvents",
+      requestType: StreamRunEventsRequest as typeof StreamRunEventsRequest,
+      requestStream: false,
+      responseType: StreamRunEventsResponse as typeof StreamRunEventsResponse,
+      responseStream: true,
+      options: {},
+    },
+  },
 } as const;
 
 export interface RunExecutorServiceImplementation<CallContextExt = {}> {
+  /** The first update is `started` (the run row exists); refusals before that are call errors. */
+  startRun(
+    request: StartRunRequest,
+    context: CallContext & CallContextExt,
+  ): ServerStreamingMethodResult<DeepPartial<StartRunResponse>>;
+  getRun(request: GetRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetRunResponse>>;
+  listRuns(request: ListRunsRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListRunsResponse>>;
+  getRunInput(
+    request: GetRunInputRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetRunInputResponse>>;
+  /** History after `after_seq`, then live events, ending after the terminal event. */
+  streamRunEvents(
+    request: StreamRunEventsRequest,
+    context: CallContext & CallContextExt,
+  ): ServerStreamingMethodResult<DeepPartial<StreamRunEventsResponse>>;
 }
 
 export interface RunExecutorServiceClient<CallOptionsExt = {}> {
+  /** The first update is `started` (the run row exists); refusals before that are call errors. */
+  startRun(
+    request: DeepPartial<StartRunRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): AsyncIterable<StartRunResponse>;
+  getRun(request: DeepPartial<GetRunRequest>, options?: CallOptions & CallOptionsExt): Promise<GetRunResponse>;
+  listRuns(request: DeepPartial<ListRunsRequest>, options?: CallOptions & CallOptionsExt): Promise<ListRunsResponse>;
+  getRunInput(
+    request: DeepPartial<GetRunInputRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetRunInputResponse>;
+  /** History after `after_seq`, then live events, ending after the terminal event. */
+  streamRunEvents(
+    request: DeepPartial<StreamRunEventsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): AsyncIterable<StreamRunEventsResponse>;
+}
+
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
+
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
+
+export type ServerStreamingMethodResult<Response> = { [Symbol.asyncIterator](): AsyncIterator<Response, void> };
+
+export interface MessageFns<T> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): T;
+  create(base?: DeepPartial<T>): T;
+  fromPartial(object: DeepPartial<T>): T;
 }

@@ -1,0 +1,258 @@
+import type { runPb } from '@hangar/contracts';
+import { HangarError, validationError } from '@hangar/platform';
+import { z } from 'zod';
+import { AgentNameParams, pageNumber, problemResponse } from '../api.schemas.js';
+import { defineRoute } from '../http/route.js';
+import { openEventStream } from '../http/sse.js';
+
+const TAG = 'Runs';
+
+const RunRequestSchema = z
+  .strictObject({
+    sessionId: z.string().optional(),
+    message: z.string().min(1).max(1_000_000).optional(),
+    messages: z
+      .array(z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string().max(1_000_000) }))
+      .min(1)
+      .max(500)
+      .optional(),
+    attachments: z.array(z.string()).max(20).optional(),
+    parameters: z.array(z.strictObject({ name: z.string().min(1).max(64), value: z.string() })).max(64).optional(),
+  })
+  .refine((body) => (body.message === undefined) !== (body.messages === undefined), { message: 'give exactly one of message or messages', path: ['message'] })
+  .meta({ id: 'RunRequest' });
+
+const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number(), reasoningTokens: z.number(), totalTokens: z.number() });
+const CostSchema = z.object({ input: z.number().nullable(), output: z.number().nullable(), cachedInput: z.number().nullable(), total: z.number(), currency: z.string() }).nullable();
+const RunRecordSchema = z
+  .object({
+    id: z.uuid(), agentName: z.string(), agentVersion: z.number().int().nullable(), sessionId: z.string().nullable(),
+    status: z.enum(['Queued', 'Running', 'Completed', 'Failed', 'Canceled', 'AwaitingApproval']),
+    kind: z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility']),
+    isStreaming: z.boolean(), startedAt: z.iso.datetime(), completedAt: z.iso.datetime().nullable(), durationMs: z.number().nullable(),
+    usage: UsageSchema, cost: CostSchema, modelProvider: z.string().nullable(), model: z.string().nullable(),
+    errorType: z.string().nullable(), errorMessage: z.string().nullable(), parentRunId: z.uuid().nullable(), rootRunId: z.uuid(),
+    depth: z.number().int(), userId: z.string().nullable(), labels: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'RunRecord' });
+
+const RunResponseSchema = z
+  .object({
+    runId: z.uuid(), sessionId: z.string().nullable(), status: z.string(),
+    output: z.object({ text: z.string(), messages: z.array(z.object({ role: z.string(), content: z.string() })) }),
+    usage: UsageSchema, cost: CostSchema,
+  })
+  .meta({ id: 'RunResponse' });
+
+export const runJson = (run: runPb.RunRecord | undefined) => ({
+  id: run!.id,
+  agentName: run!.agentName,
+  agentVersion: run!.agentVersion ?? null,
+  sessionId: run!.sessionId ?? null,
+  status: run!.status,
+  kind: run!.kind,
+  isStreaming: run!.isStreaming,
+  startedAt: run!.startedAt,
+  completedAt: run!.completedAt ?? null,
+  durationMs: run!.durationMs ?? null,
+  usage: run!.usage,
+  cost: run!.cost ? { input: run!.cost.input ?? null, output: run!.cost.output ?? null, cachedInput: run!.cost.cachedInput ?? null, total: run!.cost.total, currency: run!.cost.currency } : null,
+  modelProvider: run!.modelProvider ?? null,
+  model: run!.model ?? null,
+  errorType: run!.errorType ?? null,
+  errorMessage: run!.errorMessage ?? null,
+  parentRunId: run!.parentRunId ?? null,
+  rootRunId: run!.rootRunId,
+  depth: run!.depth,
+  userId: run!.userId ?? null,
+  labels: run!.labels,
+});
+
+/** A failed run answered as one JSON response: the status says whose fault it was. */
+function failedRunError(failed: runPb.RunFailed): HangarError {
+  const extensions = { runId: failed.run?.id };
+  if (failed.errorType === 'content_blocked') return new HangarError('unprocessable', failed.message, extensions, 'content_blocked');
+  return new HangarError('unavailable', failed.message, extensions, failed.errorType);
+}
+
+const RunIdParams = z.object({ runId: z.string().describe('Run id (uuid)') });
+const optionalUuid = z.uuid().optional();
+
+export const runRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/api/agents/{name}/run',
+    operationId: 'runAgent',
+    summary: 'Run an agent: SSE by default; one JSON response with Idempotency-Key; Prefer: respond-async is not available yet (501)',
+    tag: 'Agents',
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: AgentNameParams,
+    body: RunRequestSchema,
+    responses: {
+      200: { description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response', schema: RunResponseSchema },
+      403: problemResponse('Denied, or another user’s session (session ownership)'),
+      404: problemResponse('Unknown agent'),
+      422: problemResponse('Content guard blocked the run (JSON mode)'),
+      501: problemResponse('A mode or input this build does not run yet (queued runs, attachments, factory agents)'),
+      503: problemResponse('No model provider could answer (JSON mode)'),
+    },
+    async handler({ params, body, caller, request, response }, { runs }) {
+      if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
+        throw new HangarError('notImplemented', 'queued runs (Prefer: respond-async) are not available yet');
+      }
+      if (body.attachments?.length) throw new HangarError('notImplemented', 'attachments on runs are not available yet');
+      const oneResponse = request.get('idempotency-key') !== undefined;
+      const messages = body.messages ?? [{ role: 'user', content: body.message! }];
+      const abort = new AbortController();
+      response.once('close', () => {
+        if (!response.writableFinished) abort.abort();
+      });
+      const updates = runs
+        .startRun(
+          { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: !oneResponse, attachments: [] },
+          { caller, signal: abort.signal },
+        )[Symbol.asyncIterator]();
+      // Refusals (unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
+      const first = await updates.next();
+      if (first.done || first.value.update?.$case !== 'started') throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+      const run = first.value.update.value.run!;
+
+      if (oneResponse) {
+        for (let next = await updates.next(); !next.done; next = await updates.next()) {
+          const update = next.value.update;
+          if (update?.$case === 'failed') throw failedRunError(update.value);
+          if (update?.$case === 'finished') {
+            const finished = runJson(update.value.run);
+            return {
+              status: 200,
+              body: {
+                runId: finished.id, sessionId: finished.sessionId, status: finished.status,
+                output: { text: update.value.outputText, messages: [{ role: 'assistant', content: update.value.outputText }] },
+                usage: finished.usage, cost: finished.cost,
+              },
+            };
+          }
+        }
+        throw new HangarError('unavailable', 'the run ended without an outcome', {}, 'service_unavailable');
+      }
+
+      const stream = openEventStream(response);
+      stream.send('run', { runId: run.id, sessionId: run.sessionId ?? null, agentName: run.agentName, status: run.status });
+      try {
+        for (let next = await updates.next(); !next.done; next = await updates.next()) {
+          const update = next.value.update;
+          switch (update?.$case) {
+            case 'textDelta':
+              stream.send('update', { type: 'text-delta', text: update.value.text });
+              break;
+            case 'toolCall':
+              stream.send('update', { type: 'tool-call', toolCallId: update.value.toolCallId, toolName: update.value.toolName, args: update.value.args ?? null });
+              break;
+            case 'toolResult':
+              stream.send('update', { type: 'tool-result', toolCallId: update.value.toolCallId, result: update.value.result ?? null });
+              break;
+            case 'finished': {
+              const finished = runJson(update.value.run);
+              stream.send('done', { runId: finished.id, status: finished.status, usage: finished.usage, cost: finished.cost, output: { text: update.value.outputText } });
+              break;
+            }
+            case 'failed':
+              stream.send('error', { errorType: update.value.errorType, message: update.value.message });
+              break;
+          }
+        }
+      } catch (error) {
+        if (!abort.signal.aborted) stream.send('error', { errorType: (error as HangarError).errorType ?? 'internal_error', message: 'the run stream broke off' });
+      }
+      stream.end();
+      return { status: 200, sent: true };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs',
+    operationId: 'listRuns',
+    summary: 'Runs, newest first (root runs only unless includeChildren, parentRunId or rootRunId); take default 50, clamped to 1..200',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    query: z.object({
+      agentName: z.string().optional(),
+      status: z.enum(['Queued', 'Running', 'Completed', 'Failed', 'Canceled', 'AwaitingApproval']).optional(),
+      kind: z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility']).optional(),
+      sessionId: z.string().optional(),
+      errorType: z.string().optional(),
+      userId: z.string().optional(),
+      label: z.string().optional().describe('`key:value`, or a bare `key` matching any value'),
+      startedAfter: z.iso.datetime({ offset: true }).optional(),
+      includeChildren: z.enum(['true', 'false']).optional().transform((value) => value === 'true'),
+      parentRunId: optionalUuid,
+      rootRunId: optionalUuid,
+      skip: pageNumber(0),
+      take: pageNumber(50),
+    }),
+    responses: { 200: { description: 'Run records (never the conversation)', schema: RunRecordSchema.array() } },
+    async handler({ query, caller }, { runs }) {
+      const { runs: found } = await runs.listRuns({ ...query }, { caller });
+      return { status: 200, body: found.map(runJson) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'A run record: status, timings, token counts, cost when priced — no conversation',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    responses: { 200: { description: 'Run record', schema: RunRecordSchema }, 404: problemResponse('Unknown run') },
+    async handler({ params, caller }, { runs }) {
+      return { status: 200, body: runJson((await runs.getRun({ runId: params.runId }, { caller })).run) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}/input',
+    operationId: 'getRunInput',
+    summary: 'The recorded input of a run (RunRecording:RecordRunInput)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    responses: {
+      200: { description: 'The input as the run received it', schema: z.object({ runId: z.uuid(), recordedAt: z.iso.datetime(), input: z.record(z.string(), z.unknown()) }) },
+      404: problemResponse('Unknown run, or no input was recorded'),
+    },
+    async handler({ params, caller }, { runs }) {
+      const { input, recordedAt } = await runs.getRunInput({ runId: params.runId }, { caller });
+      return { status: 200, body: { runId: params.runId, recordedAt, input } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}/events',
+    operationId: 'streamRunEvents',
+    summary: 'The run’s events as SSE: history, then live, ending after the terminal event; resumes after Last-Event-ID',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    responses: { 200: { description: 'text/event-stream; each frame has id = seq', schema: z.string() }, 404: problemResponse('Unknown run') },
+    async handler({ params, caller, request, response }, { runs }) {
+      const lastEventId = request.get('last-event-id');
+      if (lastEventId !== undefined && !/^\d{1,9}$/.test(lastEventId)) {
+        throw validationError('Last-Event-ID must be the sequence number of an event', [{ path: 'Last-Event-ID', message: 'must be a non-negative integer' }]);
+      }
+      await runs.getRun({ runId: params.runId }, { caller }); // 404 before the stream opens
+      const abort = new AbortController();
+      response.once('close', () => abort.abort());
+      const stream = openEventStream(response);
+      try {
+        for await (const event of runs.streamRunEvents({ runId: params.runId, afterSeq: Number(lastEventId ?? 0) }, { caller, signal: abort.signal })) {
+          stream.send(event.type, { seq: event.seq, runId: event.runId, type: event.type, at: event.at, data: event.data ?? {} }, event.seq);
+        }
+      } catch (error) {
+        if (!abort.signal.aborted) throw error;
+      }
+      stream.end();
+      return { status: 200, sent: true };
+    },
+  }),
+];

@@ -1,0 +1,61 @@
+import { sql, type Kysely, type Migration } from '@hangar/storage';
+
+export const runMigrations: Record<string, Migration> = {
+  '0001_runs': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('runs')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('agent_name', 'text', (column) => column.notNull())
+        .addColumn('agent_version', 'integer')
+        .addColumn('session_id', 'text')
+        // RunStatus numeric values, never renumbered: Queued 0, Running 1, Completed 2, Failed 3, Canceled 4, AwaitingApproval 5.
+        .addColumn('status', 'smallint', (column) => column.notNull())
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('is_streaming', 'boolean', (column) => column.notNull())
+        .addColumn('started_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('completed_at', 'timestamptz')
+        .addColumn('input_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('output_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('cached_input_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('reasoning_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('total_tokens', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('input_cost', 'numeric')
+        .addColumn('output_cost', 'numeric')
+        .addColumn('cached_input_cost', 'numeric')
+        .addColumn('total_cost', 'numeric')
+        .addColumn('cost_currency', 'text')
+        .addColumn('input_price_per_mtok', 'numeric')
+        .addColumn('output_price_per_mtok', 'numeric')
+        .addColumn('cached_input_price_per_mtok', 'numeric')
+        .addColumn('model_provider', 'text')
+        .addColumn('model', 'text')
+        .addColumn('error_type', 'text')
+        .addColumn('error_message', 'text')
+        .addColumn('parent_run_id', 'uuid')
+        .addColumn('root_run_id', 'uuid', (column) => column.notNull())
+        .addColumn('depth', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('user_id', 'text')
+        .addColumn('labels', 'jsonb', (column) => column.notNull().defaultTo(sql`'{}'::jsonb`))
+        .execute();
+      await db.schema.createIndex('runs_tenant_started').on('runs').columns(['tenant_id', 'started_at']).execute();
+      await db.schema.createIndex('runs_root').on('runs').columns(['root_run_id']).execute();
+      await db.schema
+        .createTable('run_events')
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('data', 'jsonb', (column) => column.notNull())
+        .addPrimaryKeyConstraint('run_events_pk', ['run_id', 'seq'])
+        .execute();
+      await db.schema
+        .createTable('run_inputs')
+        .addColumn('run_id', 'uuid', (column) => column.primaryKey().references('runs.id').onDelete('cascade'))
+        .addColumn('input', 'jsonb', (column) => column.notNull())
+        .addColumn('recorded_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+    },
+  },
+};

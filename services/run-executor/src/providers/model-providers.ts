@@ -1,0 +1,50 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createAzure } from '@ai-sdk/azure';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV2 } from '@ai-sdk/provider';
+import type { HangarConfig, ProviderConfig } from '@hangar/platform';
+import { createDemoModel } from './demo-model.js';
+
+export interface ResolvedModel {
+  provider: string;
+  model: string;
+  languageModel: LanguageModelV2;
+  settings: ProviderConfig;
+}
+
+/** Builds AI SDK models from `Providers:{name}`; one client per provider, one model object per model. */
+export function createModelResolver(config: HangarConfig) {
+  const cache = new Map<string, LanguageModelV2>();
+
+  function build(name: string, settings: ProviderConfig, model: string): LanguageModelV2 {
+    const apiKey = settings.ApiKey ?? undefined;
+    const baseURL = settings.Endpoint ?? undefined;
+    switch (settings.Kind) {
+      case 'OpenAI':
+        return createOpenAI({ apiKey, baseURL }).chat(model);
+      case 'Anthropic':
+        return createAnthropic({ apiKey, baseURL })(model);
+      case 'AzureOpenAI':
+        return createAzure({ apiKey, baseURL })(model || settings.DefaultDeployment || '');
+      case 'OpenAICompatible':
+        return createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true })(model);
+      case 'Demo':
+        return createDemoModel(model);
+    }
+  }
+
+  return {
+    /** Undefined when the provider is not configured (the agent names a provider that went away). */
+    resolve(provider: string, model: string): ResolvedModel | undefined {
+      const settings = config.Providers[provider];
+      if (!settings) return undefined;
+      const key = `${provider}\u0000${model}`;
+      let languageModel = cache.get(key);
+      if (!languageModel) cache.set(key, (languageModel = build(provider, settings, model)));
+      return { provider, model, languageModel, settings };
+    },
+  };
+}
+
+export type ModelResolver = ReturnType<typeof createModelResolver>;

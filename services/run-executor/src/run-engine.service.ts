@@ -1,0 +1,349 @@
+import { randomUUID } from 'node:crypto';
+import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import type { AgentDefinition } from '@hangar/contracts';
+import { HangarError, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { PubSub } from '@hangar/messaging';
+import { costOf, priceFor } from './pricing.js';
+import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
+import type { ModelResolver } from './providers/model-providers.js';
+import { TERMINAL_STATUSES, type RunEventRow, type RunFilter, type RunRepository, type RunRow, type Usage } from './run.repository.js';
+import { BUILT_IN_EXECUTORS } from './tools.js';
+
+/** Model steps per run (each tool round-trip is one). */
+const MAX_STEPS = 8;
+const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.canceled']);
+const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0 };
+
+export interface StartRunRequest {
+  agentName: string;
+  sessionId?: string;
+  messages: Array<{ role: string; content: string }>;
+  parameters: Array<{ name: string; value: string }>;
+  isStreaming: boolean;
+}
+
+export type RunUpdate =
+  | { type: 'started'; run: RunRow }
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown }
+  | { type: 'tool-result'; toolCallId: string; result: unknown }
+  | { type: 'finished'; run: RunRow; outputText: string }
+  | { type: 'failed'; run: RunRow; errorType: string; message: string };
+
+export interface AgentLoader {
+  /** The agent's current definition and version; throws 404 for an unknown agent. */
+  load(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }>;
+}
+
+export interface SessionGateway {
+  open(caller: Caller, sessionId: string, agentName: string): Promise<Array<{ role: string; content: unknown }>>;
+  append(caller: Caller, sessionId: string, messages: Array<{ role: string; content: unknown; runId: string }>): Promise<void>;
+}
+
+export interface RunEngineDeps {
+  config: HangarConfig;
+  logger: Logger;
+  repository: RunRepository;
+  pubsub: PubSub;
+  agents: AgentLoader;
+  sessions: SessionGateway;
+  models: ModelResolver;
+  breaker: CircuitBreaker;
+  concurrency: ReturnType<typeof createConcurrencyLimiter>;
+  /** Names of the tools in the registry's catalog, with their JSON Schemas. */
+  toolCatalog: () => Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>>;
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part?.text ?? '').join('') : JSON.stringify(content);
+
+/** `{{name}}` in the instructions becomes the parameter's value. */
+const renderInstructions = (instructions: string | null, parameters: Map<string, string>) =>
+  instructions?.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (match, name: string) => parameters.get(name) ?? match) ?? undefined;
+
+/** Run execution and recording (SPEC Agents 9–15, Runs, Events). */
+export function createRunEngine(deps: RunEngineDeps) {
+  const { config, repository, logger } = deps;
+
+  /** Recording never blocks the agent's answer (SPEC Errors 4): failures are logged and skipped. */
+  async function record<T>(what: string, work: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await work();
+    } catch (error) {
+      logger.error({ err: error, what }, 'run recording failed');
+      return undefined;
+    }
+  }
+
+  function createEventWriter(runId: string) {
+    let seq = 0;
+    return async (type: string, data: Record<string, unknown>) => {
+      const event = await record(`event ${type}`, () => repository.appendEvent(runId, ++seq, type, data));
+      // Published only once stored: a reader that missed it finds it in the table.
+      if (event) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
+    };
+  }
+
+  function checkParameters(definition: AgentDefinition, parameters: StartRunRequest['parameters']): Map<string, string> {
+    const declared = new Map(definition.parameters.map((parameter) => [parameter.name, parameter]));
+    const values = new Map<string, string>();
+    parameters.forEach((parameter, index) => {
+      if (!declared.has(parameter.name)) throw validationError(`unknown parameter "${parameter.name}"`, [{ path: `parameters[${index}].name`, message: 'is not a parameter of this agent' }]);
+      if (values.has(parameter.name)) throw validationError(`parameter "${parameter.name}" is given twice`, [{ path: `parameters[${index}].name`, message: 'must not repeat' }]);
+      if (Buffer.byteLength(parameter.value, 'utf8') > config.MaxParameterValueLength) {
+        throw validationError(`parameter "${parameter.name}" is longer than ${config.MaxParameterValueLength} bytes`, [
+          { path: `parameters[${index}].value`, message: `must be at most ${config.MaxParameterValueLength} bytes of UTF-8 (MaxParameterValueLength)` },
+        ]);
+      }
+      values.set(parameter.name, parameter.value);
+    });
+    for (const parameter of definition.parameters) {
+      if (parameter.required && !values.has(parameter.name)) {
+        throw validationError(`parameter "${parameter.name}" is required`, [{ path: 'parameters', message: `must include "${parameter.name}"` }]);
+      }
+    }
+    return values;
+  }
+
+  async function toolsFor(definition: AgentDefinition): Promise<ToolSet> {
+    const catalog = await deps.toolCatalog();
+    const tools: ToolSet = {};
+    for (const name of definition.tools) {
+      const entry = catalog.get(name);
+      const execute = BUILT_IN_EXECUTORS[name];
+      if (!entry || !execute) continue; // a reference that disappeared since the agent was saved
+      tools[name] = tool({
+        description: entry.description,
+        inputSchema: jsonSchema(entry.inputSchema as never),
+        execute: (input) => withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name),
+      });
+    }
+    return tools;
+  }
+
+  async function* start(caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> {
+    const { definition, version } = await deps.agents.load(caller, request.agentName);
+    const parameters = checkParameters(definition, request.parameters);
+    if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
+    const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
+
+    const runId = randomUUID();
+    const started = await record('run row', () =>
+      repository.insert(caller.tenantId, {
+        id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: 'Interactive',
+        isStreaming: request.isStreaming, rootRunId: runId, parentRunId: null, depth: 0, userId: caller.userId ?? null, labels: {},
+      }),
+    );
+    const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request);
+    if (config.RunRecording.RecordRunInput) {
+      await record('run input', () => repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters }));
+    }
+    const emit = createEventWriter(runId);
+    await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
+    yield { type: 'started', run };
+
+    const messages: ModelMessage[] = [
+      ...history.map((message) => ({ role: message.role, content: textOf(message.content) }) as ModelMessage),
+      ...request.messages.map((message) => ({ role: message.role, content: message.content }) as ModelMessage),
+    ];
+    const tools = await toolsFor(definition);
+    const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
+    let usage: Usage = ZERO_USAGE;
+    let outputText = '';
+    let answered: { provider: string; model: string } | undefined;
+    let failure: { errorType: string; message: string } | undefined;
+
+    for (const candidate of [definition.model, ...definition.model.fallbacks]) {
+      const key = `${candidate.provider}/${candidate.model}`;
+      const resolved = deps.models.resolve(candidate.provider, candidate.model);
+      if (!resolved) {
+        failure = { errorType: 'provider_unavailable', message: `provider "${candidate.provider}" is not configured` };
+        continue;
+      }
+      if (deps.breaker.isOpen(key)) {
+        failure = { errorType: 'provider_unavailable', message: `the circuit for ${key} is open` };
+        continue;
+      }
+      await record('run model', () => repository.setModel(runId, candidate.provider, candidate.model));
+      const release = await deps.concurrency.acquire(candidate.provider);
+      const timeout = resolved.settings.Timeout;
+      const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
+      let produced = false;
+      try {
+        const result = streamText({
+          model: resolved.languageModel,
+          system: renderInstructions(definition.instructions, parameters),
+          messages,
+          tools,
+          stopWhen: stepCountIs(MAX_STEPS),
+          maxRetries: resolved.settings.MaxRetries ?? 0,
+          abortSignal: callSignal,
+          temperature: settings.temperature,
+          topP: settings.topP,
+          maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
+        });
+        for await (const part of result.fullStream) {
+          switch (part.type) {
+            case 'text-delta':
+              produced = true;
+              outputText += part.text;
+              if (config.RunRecording.RecordMessageDeltas) await emit('message.delta', { text: part.text });
+              yield { type: 'text-delta', text: part.text };
+              break;
+            case 'tool-call':
+              produced = true;
+              await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? part.input : null });
+              yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
+              break;
+            case 'tool-result':
+              await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? part.output : null });
+              yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
+              break;
+            case 'tool-error':
+              await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
+              yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
+              break;
+            case 'error':
+              throw part.error;
+            case 'finish':
+              usage = usageOf(part.totalUsage);
+              break;
+          }
+        }
+        deps.breaker.success(key);
+        answered = candidate;
+        failure = undefined;
+        break;
+      } catch (error) {
+        if (signal.aborted) {
+          failure = { errorType: 'canceled', message: 'the run was canceled' };
+          break;
+        }
+        deps.breaker.failure(key);
+        failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
+        logger.warn({ err: error, runId, model: key }, 'model call failed');
+        // Text already streamed to the caller cannot be taken back: no fallback after output.
+        if (produced) break;
+        failure.errorType = 'provider_unavailable';
+      } finally {
+        release();
+      }
+    }
+
+    const prices = priceFor(config.Pricing, answered?.provider ?? null, answered?.model ?? null);
+    const cost = answered ? costOf(usage, prices, config.Pricing.Currency) : null;
+    if (!failure) {
+      if (outputText) await emit('message.completed', { text: outputText });
+      if (request.sessionId !== undefined) {
+        await deps.sessions.append(caller, request.sessionId, [
+          ...request.messages.map((message) => ({ ...message, runId })),
+          { role: 'assistant', content: outputText, runId },
+        ]);
+      }
+    }
+    const status = !failure ? 'Completed' : failure.errorType === 'canceled' ? 'Canceled' : 'Failed';
+    const finished =
+      (await record('run completion', () =>
+        repository.finish(runId, { status, usage, cost, prices, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null }),
+      )) ?? { ...run, status, usage, cost, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null };
+    if (status === 'Completed') {
+      await emit('run.completed', { usage, cost });
+      yield { type: 'finished', run: finished, outputText };
+    } else {
+      await emit(status === 'Canceled' ? 'run.canceled' : 'run.failed', { errorType: failure!.errorType, message: failure!.message });
+      yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
+    }
+  }
+
+  async function requireRun(caller: Caller, runId: string): Promise<RunRow> {
+    const run = isUuid(runId) ? await repository.get(caller.tenantId, runId) : undefined;
+    if (!run) throw notFound(`run ${runId} not found`);
+    return run;
+  }
+
+  /** Stored events after `afterSeq`, then live ones (pub/sub wakes the reader; the table stays the source). */
+  async function* events(caller: Caller, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<RunEventRow> {
+    await requireRun(caller, runId);
+    let wake: (() => void) | undefined;
+    const subscription = await deps.pubsub.subscribe(`run:${runId}`, () => wake?.());
+    let last = afterSeq;
+    try {
+      while (!signal.aborted) {
+        for (const event of await repository.events(runId, last)) {
+          yield event;
+          last = event.seq;
+          if (TERMINAL_EVENTS.has(event.type)) return;
+        }
+        const run = await repository.get(caller.tenantId, runId);
+        if (!run || TERMINAL_STATUSES.has(run.status)) {
+          // Finished without a terminal event left in the table (it may have been purged): one last read.
+          for (const event of await repository.events(runId, last)) yield event;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, config.Hangar.Api.RunEventPollInterval);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          signal.addEventListener('abort', () => wake?.(), { once: true });
+        });
+      }
+    } finally {
+      await subscription.unsubscribe();
+    }
+  }
+
+  return {
+    start,
+    events,
+    get: requireRun,
+    async input(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      const input = await repository.getInput(caller.tenantId, runId);
+      if (!input) throw notFound(`run ${runId} has no recorded input`);
+      return { input: input.input as Record<string, unknown>, recordedAt: input.recorded_at.toISOString() };
+    },
+    list(caller: Caller, filter: RunFilter) {
+      return repository.list(caller.tenantId, { ...filter, skip: Math.max(0, filter.skip), take: Math.min(200, Math.max(1, filter.take)) });
+    },
+  };
+}
+
+export type RunEngine = ReturnType<typeof createRunEngine>;
+
+const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+
+function usageOf(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }): Usage {
+  const inputTokens = usage.inputTokens ?? 0;
+  const outputTokens = usage.outputTokens ?? 0;
+  return {
+    inputTokens,
+    outputTokens,
+    cachedInputTokens: usage.cachedInputTokens ?? 0,
+    reasoningTokens: usage.reasoningTokens ?? 0,
+    totalTokens: usage.totalTokens ?? inputTokens + outputTokens,
+  };
+}
+
+function describe(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error);
+  return (error as Error)?.name === 'TimeoutError' || /aborted|timeout/i.test(message) ? 'timed out' : message.slice(0, 500);
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HangarError('unavailable', `tool ${name} took longer than ${ms} ms (Tools:DefaultTimeout)`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** What the caller still gets when the run row could not be written (recording must not block the run). */
+function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: StartRunRequest): RunRow {
+  return {
+    id, agentName, agentVersion, sessionId: request.sessionId ?? null, status: 'Running', kind: 'Interactive', isStreaming: request.isStreaming,
+    startedAt: new Date().toISOString(), completedAt: null, durationMs: null, usage: ZERO_USAGE, cost: null, modelProvider: null, model: null,
+    errorType: null, errorMessage: null, parentRunId: null, rootRunId: id, depth: 0, userId: null, labels: {},
+  };
+}

@@ -1,0 +1,97 @@
+import type { runPb as pb } from '@hangar/contracts';
+import { validationError, type CallerContext } from '@hangar/platform';
+import { RUN_KINDS, RUN_STATUSES, type RunKind, type RunRow, type RunStatus } from './run.repository.js';
+import type { RunEngine, RunUpdate } from './run-engine.service.js';
+
+export const runToProto = (run: RunRow): pb.RunRecord => ({
+  id: run.id,
+  agentName: run.agentName,
+  agentVersion: run.agentVersion ?? undefined,
+  sessionId: run.sessionId ?? undefined,
+  status: run.status,
+  kind: run.kind,
+  isStreaming: run.isStreaming,
+  startedAt: run.startedAt,
+  completedAt: run.completedAt ?? undefined,
+  durationMs: run.durationMs ?? undefined,
+  usage: run.usage,
+  cost: run.cost ? { input: run.cost.input ?? undefined, output: run.cost.output ?? undefined, cachedInput: run.cost.cachedInput ?? undefined, total: run.cost.total, currency: run.cost.currency } : undefined,
+  modelProvider: run.modelProvider ?? undefined,
+  model: run.model ?? undefined,
+  errorType: run.errorType ?? undefined,
+  errorMessage: run.errorMessage ?? undefined,
+  parentRunId: run.parentRunId ?? undefined,
+  rootRunId: run.rootRunId,
+  depth: run.depth,
+  userId: run.userId ?? undefined,
+  labels: run.labels,
+});
+
+function updateToProto(update: RunUpdate): pb.StartRunResponse {
+  switch (update.type) {
+    case 'started':
+      return { update: { $case: 'started', value: { run: runToProto(update.run) } } };
+    case 'text-delta':
+      return { update: { $case: 'textDelta', value: { text: update.text } } };
+    case 'tool-call':
+      return { update: { $case: 'toolCall', value: { toolCallId: update.toolCallId, toolName: update.toolName, args: update.args } } };
+    case 'tool-result':
+      return { update: { $case: 'toolResult', value: { toolCallId: update.toolCallId, result: update.result } } };
+    case 'finished':
+      return { update: { $case: 'finished', value: { run: runToProto(update.run), outputText: update.outputText } } };
+    case 'failed':
+      return { update: { $case: 'failed', value: { run: runToProto(update.run), errorType: update.errorType, message: update.message } } };
+  }
+}
+
+const oneOf = <T extends string>(values: readonly T[], value: string | undefined, path: string): T | undefined => {
+  if (value === undefined) return undefined;
+  if (!values.includes(value as T)) throw validationError(`${path} must be one of ${values.join(', ')}`, [{ path, message: `must be one of ${values.join(', ')}` }]);
+  return value as T;
+};
+
+export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImplementation<CallerContext> {
+  return {
+    async *startRun(request, { caller, signal }) {
+      const updates = engine.start(
+        caller,
+        {
+          agentName: request.agentName,
+          sessionId: request.sessionId,
+          messages: request.messages,
+          parameters: request.parameters,
+          isStreaming: request.isStreaming,
+        },
+        signal,
+      );
+      for await (const update of updates) yield updateToProto(update);
+    },
+    async getRun({ runId }, { caller }) {
+      return { run: runToProto(await engine.get(caller, runId)) };
+    },
+    async listRuns(request, { caller }) {
+      const runs = await engine.list(caller, {
+        agentName: request.agentName,
+        status: oneOf<RunStatus>(RUN_STATUSES, request.status, 'status'),
+        kind: oneOf<RunKind>(RUN_KINDS, request.kind, 'kind'),
+        sessionId: request.sessionId,
+        errorType: request.errorType,
+        userId: request.userId,
+        label: request.label,
+        startedAfter: request.startedAfter,
+        includeChildren: request.includeChildren,
+        parentRunId: request.parentRunId,
+        rootRunId: request.rootRunId,
+        skip: request.skip,
+        take: request.take,
+      });
+      return { runs: runs.map(runToProto) };
+    },
+    async getRunInput({ runId }, { caller }) {
+      return engine.input(caller, runId);
+    },
+    async *streamRunEvents({ runId, afterSeq }, { caller, signal }) {
+      for await (const event of engine.events(caller, runId, afterSeq, signal)) yield event;
+    },
+  };
+}

@@ -1,0 +1,273 @@
+import { sql, type Generated, type Kysely } from '@hangar/storage';
+
+export const RUN_STATUSES = ['Queued', 'Running', 'Completed', 'Failed', 'Canceled', 'AwaitingApproval'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['Completed', 'Failed', 'Canceled']);
+
+type Numeric = string | number | bigint;
+
+export interface RunDatabase {
+  runs: {
+    id: string;
+    tenant_id: string;
+    agent_name: string;
+    agent_version: number | null;
+    session_id: string | null;
+    status: number;
+    kind: string;
+    is_streaming: boolean;
+    started_at: Generated<Date>;
+    completed_at: Date | null;
+    input_tokens: Generated<Numeric>;
+    output_tokens: Generated<Numeric>;
+    cached_input_tokens: Generated<Numeric>;
+    reasoning_tokens: Generated<Numeric>;
+    total_tokens: Generated<Numeric>;
+    input_cost: Numeric | null;
+    output_cost: Numeric | null;
+    cached_input_cost: Numeric | null;
+    total_cost: Numeric | null;
+    cost_currency: string | null;
+    input_price_per_mtok: Numeric | null;
+    output_price_per_mtok: Numeric | null;
+    cached_input_price_per_mtok: Numeric | null;
+    model_provider: string | null;
+    model: string | null;
+    error_type: string | null;
+    error_message: string | null;
+    parent_run_id: string | null;
+    root_run_id: string;
+    depth: Generated<number>;
+    user_id: string | null;
+    labels: Generated<Record<string, string>>;
+  };
+  run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
+  run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+}
+
+export interface Cost {
+  input: number | null;
+  output: number | null;
+  cachedInput: number | null;
+  total: number;
+  currency: string;
+}
+
+export interface PriceSnapshot {
+  input: number | null;
+  output: number | null;
+  cachedInput: number | null;
+}
+
+export interface RunRow {
+  id: string;
+  agentName: string;
+  agentVersion: number | null;
+  sessionId: string | null;
+  status: RunStatus;
+  kind: RunKind;
+  isStreaming: boolean;
+  startedAt: string;
+  completedAt: string | null;
+  durationMs: number | null;
+  usage: Usage;
+  cost: Cost | null;
+  modelProvider: string | null;
+  model: string | null;
+  errorType: string | null;
+  errorMessage: string | null;
+  parentRunId: string | null;
+  rootRunId: string;
+  depth: number;
+  userId: string | null;
+  labels: Record<string, string>;
+}
+
+export interface RunEventRow {
+  seq: number;
+  runId: string;
+  type: string;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+export interface RunFilter {
+  agentName?: string;
+  status?: RunStatus;
+  kind?: RunKind;
+  sessionId?: string;
+  errorType?: string;
+  userId?: string;
+  /** `key:value`, or a bare `key` matching any value. */
+  label?: string;
+  startedAfter?: string;
+  includeChildren: boolean;
+  parentRunId?: string;
+  rootRunId?: string;
+  skip: number;
+  take: number;
+}
+
+const num = (value: Numeric | null) => (value === null ? null : Number(value));
+
+type Selected = RunDatabase['runs'] & { started_at: Date; input_tokens: Numeric; output_tokens: Numeric; cached_input_tokens: Numeric; reasoning_tokens: Numeric; total_tokens: Numeric; depth: number; labels: Record<string, string> };
+
+function toRun(row: Selected): RunRow {
+  const completedAt = row.completed_at;
+  return {
+    id: row.id,
+    agentName: row.agent_name,
+    agentVersion: row.agent_version,
+    sessionId: row.session_id,
+    status: RUN_STATUSES[row.status],
+    kind: row.kind as RunKind,
+    isStreaming: row.is_streaming,
+    startedAt: row.started_at.toISOString(),
+    completedAt: completedAt ? completedAt.toISOString() : null,
+    durationMs: completedAt ? completedAt.getTime() - row.started_at.getTime() : null,
+    usage: {
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      cachedInputTokens: Number(row.cached_input_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
+      totalTokens: Number(row.total_tokens),
+    },
+    cost:
+      row.total_cost === null
+        ? null
+        : { input: num(row.input_cost), output: num(row.output_cost), cachedInput: num(row.cached_input_cost), total: Number(row.total_cost), currency: row.cost_currency ?? 'USD' },
+    modelProvider: row.model_provider,
+    model: row.model,
+    errorType: row.error_type,
+    errorMessage: row.error_message,
+    parentRunId: row.parent_run_id,
+    rootRunId: row.root_run_id,
+    depth: row.depth,
+    userId: row.user_id,
+    labels: row.labels,
+  };
+}
+
+const jsonb = (value: unknown) => sql<any>`${JSON.stringify(value)}::jsonb`;
+
+/** Every SQL statement of the run executor. */
+export function createRunRepository(db: Kysely<RunDatabase>) {
+  return {
+    async insert(tenantId: string, run: {
+      id: string; agentName: string; agentVersion: number | null; sessionId: string | null; kind: RunKind; isStreaming: boolean;
+      rootRunId: string; parentRunId: string | null; depth: number; userId: string | null; labels: Record<string, string>;
+    }): Promise<RunRow> {
+      const row = await db
+        .insertInto('runs')
+        .values({
+          id: run.id, tenant_id: tenantId, agent_name: run.agentName, agent_version: run.agentVersion, session_id: run.sessionId,
+          status: RUN_STATUSES.indexOf('Running'), kind: run.kind, is_streaming: run.isStreaming, root_run_id: run.rootRunId,
+          parent_run_id: run.parentRunId, depth: run.depth, user_id: run.userId, labels: jsonb(run.labels), completed_at: null,
+          input_cost: null, output_cost: null, cached_input_cost: null, total_cost: null, cost_currency: null,
+          input_price_per_mtok: null, output_price_per_mtok: null, cached_input_price_per_mtok: null,
+          model_provider: null, model: null, error_type: null, error_message: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRun(row as Selected);
+    },
+
+    async recordInput(runId: string, input: unknown) {
+      await db.insertInto('run_inputs').values({ run_id: runId, input: jsonb(input) }).execute();
+    },
+
+    async getInput(tenantId: string, runId: string) {
+      return db
+        .selectFrom('run_inputs')
+        .innerJoin('runs', 'runs.id', 'run_inputs.run_id')
+        .select(['run_inputs.input', 'run_inputs.recorded_at'])
+        .where('runs.tenant_id', '=', tenantId)
+        .where('runs.id', '=', runId)
+        .executeTakeFirst();
+    },
+
+    async setModel(runId: string, provider: string, model: string) {
+      await db.updateTable('runs').set({ model_provider: provider, model }).where('id', '=', runId).execute();
+    },
+
+    async finish(runId: string, outcome: {
+      status: RunStatus; usage: Usage; cost: Cost | null; prices: PriceSnapshot; errorType: string | null; errorMessage: string | null;
+    }): Promise<RunRow> {
+      const row = await db
+        .updateTable('runs')
+        .set({
+          status: RUN_STATUSES.indexOf(outcome.status),
+          completed_at: sql`now()`,
+          input_tokens: outcome.usage.inputTokens,
+          output_tokens: outcome.usage.outputTokens,
+          cached_input_tokens: outcome.usage.cachedInputTokens,
+          reasoning_tokens: outcome.usage.reasoningTokens,
+          total_tokens: outcome.usage.totalTokens,
+          input_cost: outcome.cost?.input ?? null,
+          output_cost: outcome.cost?.output ?? null,
+          cached_input_cost: outcome.cost?.cachedInput ?? null,
+          total_cost: outcome.cost?.total ?? null,
+          cost_currency: outcome.cost?.currency ?? null,
+          input_price_per_mtok: outcome.prices.input,
+          output_price_per_mtok: outcome.prices.output,
+          cached_input_price_per_mtok: outcome.prices.cachedInput,
+          error_type: outcome.errorType,
+          error_message: outcome.errorMessage,
+        })
+        .where('id', '=', runId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRun(row as Selected);
+    },
+
+    async get(tenantId: string, runId: string): Promise<RunRow | undefined> {
+      const row = await db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', runId).executeTakeFirst();
+      return row && toRun(row as Selected);
+    },
+
+    async list(tenantId: string, filter: RunFilter): Promise<RunRow[]> {
+      let query = db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId);
+      if (filter.agentName !== undefined) query = query.where('agent_name', '=', filter.agentName);
+      if (filter.status !== undefined) query = query.where('status', '=', RUN_STATUSES.indexOf(filter.status));
+      if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
+      if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
+      if (filter.errorType !== undefined) query = query.where('error_type', '=', filter.errorType);
+      if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+      if (filter.startedAfter !== undefined) query = query.where('started_at', '>', new Date(filter.startedAfter));
+      if (filter.parentRunId !== undefined) query = query.where('parent_run_id', '=', filter.parentRunId);
+      if (filter.rootRunId !== undefined) query = query.where('root_run_id', '=', filter.rootRunId);
+      if (filter.label !== undefined) {
+        const separator = filter.label.indexOf(':');
+        query = separator < 0
+          ? query.where(sql<boolean>`labels ? ${filter.label}`)
+          : query.where(sql<boolean>`labels ->> ${filter.label.slice(0, separator)} = ${filter.label.slice(separator + 1)}`);
+      }
+      const onlyRoots = !filter.includeChildren && filter.parentRunId === undefined && filter.rootRunId === undefined;
+      if (onlyRoots) query = query.where('parent_run_id', 'is', null);
+      const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').offset(filter.skip).limit(filter.take).execute();
+      return rows.map((row) => toRun(row as Selected));
+    },
+
+    async appendEvent(runId: string, seq: number, type: string, data: Record<string, unknown>): Promise<RunEventRow> {
+      const row = await db.insertInto('run_events').values({ run_id: runId, seq, type, data: jsonb(data) }).returningAll().executeTakeFirstOrThrow();
+      return { seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> };
+    },
+
+    async events(runId: string, afterSeq: number): Promise<RunEventRow[]> {
+      const rows = await db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').execute();
+      return rows.map((row) => ({ seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> }));
+    },
+  };
+}
+
+export type RunRepository = ReturnType<typeof createRunRepository>;
