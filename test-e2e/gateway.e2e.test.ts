@@ -187,6 +187,11 @@ describe('routing, prefix and documents', () => {
       'GET /hangar/api/attachments',
       'GET /hangar/api/attachments/{id}',
       'DELETE /hangar/api/attachments/{id}',
+      'POST /hangar/api/agents/{name}/run',
+      'GET /hangar/api/runs',
+      'GET /hangar/api/runs/{runId}',
+      'GET /hangar/api/runs/{runId}/input',
+      'GET /hangar/api/runs/{runId}/events',
     ].sort());
     const create = document.paths['/hangar/api/agents'].post;
     expect(create).toMatchObject({ 'x-hangar-role': 'Admin', 'x-hangar-scope': 'AgentsAdmin' });

@@ -4,3 +4,4 @@ export * from './hangar.js';
 export * from './jwt.js';
 export * from './ports.js';
 export * from './distributed.js';
+export * from './mock-openai.js';

@@ -30,7 +30,8 @@ function tracing(context: GatewayContext) {
       span.setAttribute('http.response.status_code', response.statusCode);
       span.end();
       const fields = { method: request.method, path: request.path, status: response.statusCode, durationMs: Math.round(performance.now() - started) };
-      if (response.statusCode >= 500) context.logger.warn(fields, 'request failed');
+      // Classified 5xx (501, 503) are logged where they are raised; only an unexpected 500 warns here.
+      if (response.statusCode === 500) context.logger.warn(fields, 'request failed');
       else context.logger.debug(fields, 'request');
     });
     otelContext.with(trace.setSpan(parent, span), next);

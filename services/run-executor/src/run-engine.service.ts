@@ -181,6 +181,8 @@ export function createRunEngine(deps: RunEngineDeps) {
           temperature: settings.temperature,
           topP: settings.topP,
           maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
+          // Errors arrive as stream parts and are handled below; the SDK's default would print them.
+          onError: () => {},
         });
         for await (const part of result.fullStream) {
           switch (part.type) {
@@ -205,6 +207,9 @@ export function createRunEngine(deps: RunEngineDeps) {
               break;
             case 'error':
               throw part.error;
+            case 'abort':
+              // A timeout or a canceled run ends the stream with `abort` rather than an error.
+              throw new Error(signal.aborted ? 'aborted' : 'timed out');
             case 'finish':
               usage = usageOf(part.totalUsage);
               break;
@@ -221,7 +226,8 @@ export function createRunEngine(deps: RunEngineDeps) {
         }
         deps.breaker.failure(key);
         failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
-        logger.warn({ err: error, runId, model: key }, 'model call failed');
+        // Only the reason: the provider's error carries the request body, which holds the conversation.
+        logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');
         // Text already streamed to the caller cannot be taken back: no fallback after output.
         if (produced) break;
         failure.errorType = 'provider_unavailable';

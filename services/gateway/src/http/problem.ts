@@ -58,7 +58,7 @@ export function problemHandler(logger: Logger) {
     }
     if (error instanceof HangarError) {
       const headers: Record<string, string> = error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
-      if (error.status >= 500) logger.warn({ err: error }, 'request failed');
+      if (error.status >= 500) logger.info({ errorType: error.errorType, detail: error.message }, 'request answered with a classified 5xx');
       sendProblem(request, response, problemBody(request, error.status, error.errorType, error.message, error.extensions), headers);
       return;
     }

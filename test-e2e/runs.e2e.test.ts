@@ -1,0 +1,309 @@
+import { allInOneModules } from '@hangar/all-in-one';
+import {
+  createJwtIssuer, expectProblem, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI,
+} from '@hangar/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** Runs over SSE and JSON against a mock OpenAI-compatible upstream: recording, events, fallbacks, breaker, tools. */
+
+interface Frame {
+  event: string;
+  id?: string;
+  data: any;
+}
+
+let mock: MockOpenAI;
+let hangar: HangarUnderTest;
+
+/** POSTs and reads the whole text/event-stream (or JSON) answer. */
+async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; token?: string } = {}) {
+  const response = await fetch(`${hangar.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${options.token ?? TEST_TOKEN}`, ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    body: options.body ? JSON.stringify(options.body) : undefined,
+  });
+  const text = await response.text();
+  const frames: Frame[] = response.headers.get('content-type')?.startsWith('text/event-stream')
+    ? text.split('\n\n').filter((block) => block.trim() && !block.startsWith(':')).map((block) => {
+        const frame: Frame = { event: 'message', data: undefined };
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) frame.event = line.slice(7);
+          if (line.startsWith('id: ')) frame.id = line.slice(4);
+          if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+        }
+        return frame;
+      })
+    : [];
+  let body: any;
+  try {
+    body = frames.length ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, frames, body };
+}
+
+const run = (agent: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => call('POST', `/api/agents/${agent}/run`, { body, headers });
+const agent = (name: string, model: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  hangar.request('POST', '/api/agents', { body: { name, instructions: 'Be brief.', model, ...extra } });
+const runCount = async () => (await hangar.request('GET', '/api/runs?take=200&includeChildren=true')).body.length;
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: {
+      Providers: {
+        mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, Timeout: '1s' },
+        backup: { Kind: 'OpenAICompatible', Endpoint: mock.url },
+      },
+      Pricing: { Currency: 'EUR', mock: { priced: { Input: 2, Output: 8, CachedInput: 1 } } },
+    },
+  });
+  for (const [name, model, extra] of [
+    ['plain', { provider: 'mock', model: 'plain' }, {}],
+    ['priced', { provider: 'mock', model: 'priced' }, {}],
+    ['with-fallback', { provider: 'mock', model: 'broken', fallbacks: [{ provider: 'backup', model: 'steady' }] }, {}],
+    ['slow-primary', { provider: 'mock', model: 'slow', fallbacks: [{ provider: 'backup', model: 'steady' }] }, {}],
+    ['breaker', { provider: 'mock', model: 'always-500', fallbacks: [{ provider: 'backup', model: 'steady' }] }, {}],
+    ['hopeless', { provider: 'mock', model: 'always-500' }, {}],
+    ['tooly', { provider: 'mock', model: 'tooly' }, { tools: ['clock'] }],
+    ['live', { provider: 'mock', model: 'live' }, {}],
+    ['param', { provider: 'demo', model: 'echo' }, { instructions: 'Serve {{customer}}.', parameters: [{ name: 'customer', required: true }, { name: 'tone' }] }],
+  ] as const) {
+    expect((await agent(name, model, extra)).status).toBe(201);
+  }
+  mock.script('priced', [{ text: 'priced answer', usage: { prompt: 1000, completion: 500, cached: 200 } }]);
+  mock.script('broken', [{ status: 500 }]);
+  mock.script('always-500', [{ status: 500 }]);
+  mock.script('slow', [{ delayMs: 3000, then: { text: 'too late' } }]);
+  mock.script('steady', [{ text: 'steady answer', usage: { prompt: 7, completion: 2 } }]);
+  mock.script('tooly', (request) =>
+    request.messages.some((message) => message.role === 'tool') ? { text: 'It is noon.' } : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
+  );
+  mock.script('live', [{ delayMs: 600, then: { text: 'finally here' } }]);
+});
+
+afterAll(async () => {
+  await hangar?.stop();
+  await mock?.close();
+});
+
+describe('run over SSE', () => {
+  it('streams run, updates and done, with the provider’s usage', async () => {
+    const result = await run('plain', { message: 'hello mock' });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = result.frames.map((frame) => frame.event);
+    expect(events[0]).toBe('run');
+    expect(events.at(-1)).toBe('done');
+    expect(result.frames[0].data).toEqual({ runId: expect.any(String), sessionId: null, agentName: 'plain', status: 'Running' });
+    const text = result.frames.filter((frame) => frame.event === 'update').map((frame) => frame.data.text).join('');
+    expect(text).toBe('mock: hello mock');
+    const done = result.frames.at(-1)!.data;
+    expect(done).toMatchObject({ status: 'Completed', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, cost: null, output: { text: 'mock: hello mock' } });
+    expect(mock.requests.at(-1)).toMatchObject({ model: 'plain', stream: true, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello mock' }] });
+
+    const record = await hangar.request('GET', `/api/runs/${done.runId}`);
+    expect(record.body).toMatchObject({
+      id: done.runId, agentName: 'plain', agentVersion: 1, status: 'Completed', kind: 'Interactive', isStreaming: true,
+      modelProvider: 'mock', model: 'plain', errorType: null, rootRunId: done.runId, parentRunId: null, depth: 0, cost: null,
+      usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 15 },
+    });
+    expect(record.body.durationMs).toBeGreaterThanOrEqual(0);
+    expect(record.text).not.toContain('hello mock');
+  });
+
+  it('prices a run by the SPEC cost rule and records the price snapshot currency', async () => {
+    const done = (await run('priced', { message: 'how much?' })).frames.at(-1)!.data;
+    expect(done.usage).toMatchObject({ inputTokens: 1000, cachedInputTokens: 200, outputTokens: 500 });
+    expect(done.cost.currency).toBe('EUR');
+    expect(done.cost.input).toBeCloseTo((800 * 2) / 1e6, 12);
+    expect(done.cost.cachedInput).toBeCloseTo((200 * 1) / 1e6, 12);
+    expect(done.cost.output).toBeCloseTo((500 * 8) / 1e6, 12);
+    expect(done.cost.total).toBeCloseTo(0.0058, 12);
+    expect((await hangar.request('GET', `/api/runs/${done.runId}`)).body.cost.total).toBeCloseTo(0.0058, 12);
+  });
+
+  it('runs the tool loop: the model calls clock, sees the result, then answers', async () => {
+    const result = await run('tooly', { message: 'what time is it?' });
+    const updates = result.frames.filter((frame) => frame.event === 'update').map((frame) => frame.data);
+    expect(updates[0]).toMatchObject({ type: 'tool-call', toolName: 'clock', args: { timeZone: 'UTC' } });
+    expect(updates[1]).toMatchObject({ type: 'tool-result', toolCallId: updates[0].toolCallId, result: { timeZone: 'UTC', utc: expect.any(String) } });
+    expect(updates.filter((update) => update.type === 'text-delta').map((update) => update.text).join('')).toBe('It is noon.');
+    const second = mock.requests.filter((request) => request.model === 'tooly').at(-1)!;
+    expect(second.messages.find((message) => message.role === 'tool')?.content).toContain('"timeZone":"UTC"');
+    const events = await call('GET', `/api/runs/${result.frames[0].data.runId}/events`);
+    expect(events.frames.map((frame) => frame.event)).toEqual(expect.arrayContaining(['tool.invoking', 'tool.completed']));
+  });
+});
+
+describe('fallbacks and the circuit breaker', () => {
+  it('falls back after a 500 from the primary', async () => {
+    const before = mock.callsTo('broken');
+    const done = (await run('with-fallback', { message: 'hi' })).frames.at(-1)!;
+    expect(done.event).toBe('done');
+    expect(done.data.output.text).toBe('steady answer');
+    expect(mock.callsTo('broken')).toBe(before + 1);
+    expect((await hangar.request('GET', `/api/runs/${done.data.runId}`)).body).toMatchObject({ modelProvider: 'backup', model: 'steady' });
+  });
+
+  it('falls back after the primary times out (Providers:mock:Timeout)', async () => {
+    const started = Date.now();
+    const done = (await run('slow-primary', { message: 'hi' })).frames.at(-1)!;
+    expect(done.data.output.text).toBe('steady answer');
+    expect(Date.now() - started).toBeLessThan(2900);
+  });
+
+  it('opens the circuit after 5 consecutive failures and stops calling that model', async () => {
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      expect((await run('breaker', { message: `try ${attempt}` })).frames.at(-1)!.data.output.text).toBe('steady answer');
+    }
+    expect(mock.callsTo('always-500')).toBe(5);
+  });
+
+  it('fails the run when no model answers: an SSE error frame, a Failed record, 503 in JSON mode', async () => {
+    const streamed = await run('hopeless', { message: 'anyone?' });
+    expect(streamed.frames.at(-1)).toMatchObject({ event: 'error', data: { errorType: 'provider_unavailable' } });
+    const record = await hangar.request('GET', `/api/runs/${streamed.frames[0].data.runId}`);
+    expect(record.body).toMatchObject({ status: 'Failed', errorType: 'provider_unavailable', completedAt: expect.any(String) });
+    const json = await run('hopeless', { message: 'anyone?' }, { 'idempotency-key': 'k-hopeless' });
+    expect(json.status).toBe(503);
+    expect(json.body).toMatchObject({ errorType: 'provider_unavailable', runId: expect.any(String) });
+  });
+});
+
+describe('run as one JSON response', () => {
+  it('answers with the Idempotency-Key header as one JSON document', async () => {
+    const result = await run('plain', { messages: [{ role: 'user', content: 'json please' }] }, { 'idempotency-key': 'k-1' });
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({
+      runId: expect.any(String), sessionId: null, status: 'Completed',
+      output: { text: 'mock: json please', messages: [{ role: 'assistant', content: 'mock: json please' }] },
+      usage: { totalTokens: 15 }, cost: null,
+    });
+    expect((await hangar.request('GET', `/api/runs/${result.body.runId}`)).body.isStreaming).toBe(false);
+  });
+});
+
+describe('run events', () => {
+  it('replays the history with per-run sequence ids and resumes after Last-Event-ID', async () => {
+    const runId = (await run('plain', { message: 'one two three' })).frames[0].data.runId;
+    const all = await call('GET', `/api/runs/${runId}/events`);
+    expect(all.frames.map((frame) => Number(frame.id))).toEqual(all.frames.map((_, index) => index + 1));
+    expect(all.frames[0]).toMatchObject({ event: 'run.started', data: { seq: 1, runId, type: 'run.started' } });
+    expect(all.frames.at(-1)).toMatchObject({ event: 'run.completed', data: { type: 'run.completed', data: { usage: { totalTokens: 15 } } } });
+    const tail = await call('GET', `/api/runs/${runId}/events`, { headers: { 'last-event-id': String(all.frames.length - 2) } });
+    expect(tail.frames.map((frame) => frame.id)).toEqual([String(all.frames.length - 1), String(all.frames.length)]);
+  });
+
+  it('tails a run in progress until its terminal event', async () => {
+    const running = run('live', { message: 'wait for it' });
+    let runId: string | undefined;
+    for (let tries = 0; !runId && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      runId = (await hangar.request('GET', '/api/runs?agentName=live&status=Running')).body[0]?.id;
+    }
+    expect(runId).toBeDefined();
+    const live = await call('GET', `/api/runs/${runId}/events`);
+    expect(live.frames.at(-1)!.event).toBe('run.completed');
+    expect(live.frames.find((frame) => frame.event === 'message.completed')?.data.data.text).toBe('mock: wait for it'.replace('mock: wait for it', 'finally here'));
+    await running;
+  });
+
+  it('answers 404 for an unknown run and 400 for a malformed Last-Event-ID', async () => {
+    expectProblem(await hangar.request('GET', '/api/runs/00000000-0000-4000-8000-000000000000/events'), 404, 'not_found');
+    expectProblem(await hangar.request('GET', '/api/runs/not-a-uuid'), 404, 'not_found');
+    const runId = (await hangar.request('GET', '/api/runs?take=1')).body[0].id;
+    expectProblem(await hangar.request('GET', `/api/runs/${runId}/events`, { headers: { 'last-event-id': 'abc' } }), 400, 'validation_failed');
+  });
+});
+
+describe('runs list, record and input', () => {
+  it('lists newest first with filters, clamping take', async () => {
+    const all = (await hangar.request('GET', '/api/runs?take=200')).body;
+    const times = all.map((entry: any) => Date.parse(entry.startedAt));
+    expect(times).toEqual([...times].sort((a: number, b: number) => b - a));
+    expect((await hangar.request('GET', '/api/runs?agentName=priced')).body.map((entry: any) => entry.agentName)).toEqual(['priced']);
+    const failed = (await hangar.request('GET', '/api/runs?status=Failed')).body;
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((entry: any) => entry.status === 'Failed' && entry.errorType === 'provider_unavailable')).toBe(true);
+    expect((await hangar.request('GET', '/api/runs?errorType=provider_unavailable')).body).toHaveLength(failed.length);
+    expect((await hangar.request('GET', '/api/runs?take=0')).body).toHaveLength(1);
+    expect((await hangar.request('GET', `/api/runs?startedAfter=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body).toEqual([]);
+    expectProblem(await hangar.request('GET', '/api/runs?status=Sleeping'), 400, 'validation_failed');
+    expectProblem(await hangar.request('GET', '/api/runs?parentRunId=nope'), 400, 'validation_failed');
+  });
+
+  it('records the run input', async () => {
+    const runId = (await run('param', { message: 'hi', parameters: [{ name: 'customer', value: 'ACME' }] })).frames[0].data.runId;
+    const input = await hangar.request('GET', `/api/runs/${runId}/input`);
+    expect(input.body).toMatchObject({ runId, input: { agentName: 'param', messages: [{ role: 'user', content: 'hi' }], parameters: [{ name: 'customer', value: 'ACME' }] } });
+  });
+});
+
+describe('sessions in runs', () => {
+  it('appends each turn to the session and sends the history with the next run', async () => {
+    await run('plain', { message: 'first turn', sessionId: 'chat-1' });
+    await run('plain', { message: 'second turn', sessionId: 'chat-1' });
+    expect(mock.requests.at(-1)!.messages.map((message) => [message.role, message.content])).toEqual([
+      ['system', 'Be brief.'], ['user', 'first turn'], ['assistant', 'mock: first turn'], ['user', 'second turn'],
+    ]);
+    const session = await hangar.request('GET', '/api/sessions/chat-1');
+    expect(session.body.messages.map((message: any) => message.content)).toEqual(['first turn', 'mock: first turn', 'second turn', 'mock: second turn']);
+    expect((await hangar.request('GET', '/api/runs?sessionId=chat-1')).body).toHaveLength(2);
+  });
+});
+
+describe('refused runs record nothing', () => {
+  it.each([
+    ['an unknown agent', 'nobody', { message: 'hi' }, {}, 404, 'not_found'],
+    ['both message and messages', 'plain', { message: 'a', messages: [{ role: 'user', content: 'b' }] }, {}, 400, 'validation_failed'],
+    ['no message', 'plain', {}, {}, 400, 'validation_failed'],
+    ['an unknown field', 'plain', { message: 'a', temperature: 2 }, {}, 400, 'validation_failed'],
+    ['a parameter over 4096 bytes', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'é'.repeat(2049) }] }, {}, 400, 'validation_failed'],
+    ['a missing required parameter', 'param', { message: 'a' }, {}, 400, 'validation_failed'],
+    ['an unknown parameter', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'x' }, { name: 'mood', value: 'y' }] }, {}, 400, 'validation_failed'],
+    ['a bad session id', 'plain', { message: 'a', sessionId: 'no spaces allowed' }, {}, 400, 'validation_failed'],
+    ['Prefer: respond-async', 'plain', { message: 'a' }, { prefer: 'respond-async' }, 501, 'not_implemented'],
+    ['attachments', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] }, {}, 501, 'not_implemented'],
+    ['a factory agent', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],
+  ])('%s', async (_case, name, body, headers, status, errorType) => {
+    const before = await runCount();
+    const result = await run(name, body, headers);
+    expect(result.status, result.text).toBe(status);
+    expect(result.body).toMatchObject({ status, errorType });
+    expect(await runCount()).toBe(before);
+  });
+
+  it('accepts a parameter of exactly 4096 bytes and fills {{placeholders}} in the instructions', async () => {
+    const result = await run('param', { message: 'a', parameters: [{ name: 'customer', value: 'é'.repeat(2048) }] });
+    expect(result.frames.at(-1)!.event).toBe('done');
+  });
+});
+
+describe('session ownership in runs', () => {
+  let owned: HangarUnderTest;
+  let issuer: Awaited<ReturnType<typeof createJwtIssuer>>;
+
+  beforeAll(async () => {
+    issuer = await createJwtIssuer();
+    owned = await startHangar({ modules: allInOneModules(), overrides: { SessionOwnership: { Enabled: true }, Hangar: { Api: { Jwt: { Enabled: true, Jwks: issuer.jwks } } } } });
+  });
+
+  afterAll(async () => {
+    await owned?.stop();
+  });
+
+  it('refuses another user’s session with 403 and a new session without a user with session_owner_required', async () => {
+    const alice = await issuer.sign({ sub: 'alice', roles: ['Operator'] });
+    const bob = await issuer.sign({ sub: 'bob', roles: ['Operator'] });
+    const post = (token: string, body: unknown) => owned.request('POST', '/api/agents/code-helper/run', { token, body, headers: { 'idempotency-key': `k-${Math.random()}` } });
+    expect((await post(alice, { message: 'mine', sessionId: 'alice-chat' })).status).toBe(200);
+    const runsBefore = (await owned.request('GET', '/api/runs?take=200')).body.length;
+    expectProblem(await post(bob, { message: 'let me in', sessionId: 'alice-chat' }), 403, 'forbidden');
+    expectProblem(await post(TEST_TOKEN, { message: 'nobody owns this', sessionId: 'fresh-chat' }), 403, 'session_owner_required');
+    expect((await owned.request('GET', '/api/runs?take=200')).body).toHaveLength(runsBefore);
+    expect((await owned.request('GET', '/api/sessions/alice-chat')).body.messageCount).toBe(2);
+  });
+});
