@@ -255,6 +255,33 @@ describe('sessions in runs', () => {
   });
 });
 
+describe('attachments in runs', () => {
+  const uploadFile = async (bytes: Buffer, fileName: string) => {
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), fileName);
+    return (await hangar.request('POST', '/api/attachments', { rawBody: form as never })).body;
+  };
+
+  it('hands images to the model as image parts and text files as text, and keeps references in the session', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), Buffer.from('IHDR'), Buffer.alloc(17), Buffer.from([0, 0, 0, 0]), Buffer.from('IEND'), Buffer.alloc(4)]);
+    const image = await uploadFile(png, 'chart.png');
+    const notes = await uploadFile(Buffer.from('quarterly numbers: 42'), 'notes.txt');
+    expect([image.mediaType, notes.mediaType]).toEqual(['image/png', 'text/plain']);
+    const done = (await run('plain', { message: 'look at these', sessionId: 'with-files', attachments: [image.id, notes.id] })).frames.at(-1)!;
+    expect(done.event).toBe('done');
+    const content = mock.requests.at(-1)!.messages.at(-1)!.content as Array<Record<string, any>>;
+    expect(content[0]).toEqual({ type: 'text', text: 'look at these' });
+    expect(content).toContainEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } });
+    expect(content).toContainEqual({ type: 'text', text: 'Attachment notes.txt:\nquarterly numbers: 42' });
+    const session = await hangar.request('GET', '/api/sessions/with-files');
+    expect(session.body.messages[0].content).toEqual([
+      { type: 'text', text: 'look at these' },
+      { type: 'attachment', attachmentId: image.id, fileName: 'chart.png', mediaType: 'image/png' },
+      { type: 'attachment', attachmentId: notes.id, fileName: 'notes.txt', mediaType: 'text/plain' },
+    ]);
+  });
+});
+
 describe('refused runs record nothing', () => {
   it.each([
     ['an unknown agent', 'nobody', { message: 'hi' }, {}, 404, 'not_found'],
@@ -266,7 +293,8 @@ describe('refused runs record nothing', () => {
     ['an unknown parameter', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'x' }, { name: 'mood', value: 'y' }] }, {}, 400, 'validation_failed'],
     ['a bad session id', 'plain', { message: 'a', sessionId: 'no spaces allowed' }, {}, 400, 'validation_failed'],
     ['Prefer: respond-async', 'plain', { message: 'a' }, { prefer: 'respond-async' }, 501, 'not_implemented'],
-    ['attachments', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] }, {}, 501, 'not_implemented'],
+    ['an unknown attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
+    ['a repeated attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
     ['a factory agent', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],
   ])('%s', async (_case, name, body, headers, status, errorType) => {
     const before = await runCount();

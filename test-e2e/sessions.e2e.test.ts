@@ -190,6 +190,20 @@ describe('sessions (ownership off)', () => {
       expect((await hangar.request('GET', `/api/attachments/${kept.id}`)).status).toBe(200);
     });
 
+    it('governs runs too: starting and listing are 403, reading a run is the same 404 as an unknown one', async () => {
+      const blocked = await issuer.sign({ sub: 'blocked', roles: ['Admin'] });
+      const ran = await hangar.request('POST', '/api/agents/code-helper/run', { body: { message: 'hi' }, headers: { 'idempotency-key': 'k-allowed' } });
+      expect(ran.status, ran.text).toBe(200);
+      const runsBefore = (await hangar.request('GET', '/api/runs?take=200')).body.length;
+      expectProblem(await hangar.request('POST', '/api/agents/code-helper/run', { token: blocked, body: { message: 'hi' } }), 403, 'forbidden');
+      expectProblem(await hangar.request('GET', '/api/runs', { token: blocked }), 403, 'forbidden');
+      const denied = await hangar.request('GET', `/api/runs/${ran.body.runId}`, { token: blocked });
+      expectProblem(denied, 404, 'not_found');
+      expect(denied.body.detail).toBe(`run ${ran.body.runId} not found`);
+      expectProblem(await hangar.request('GET', `/api/runs/${ran.body.runId}/events`, { token: blocked }), 404, 'not_found');
+      expect((await hangar.request('GET', '/api/runs?take=200')).body).toHaveLength(runsBefore);
+    });
+
     it('is asked about the record: a denied id is hidden even from an allowed user', async () => {
       expectProblem(await hangar.request('GET', '/api/sessions/hidden-conv'), 404, 'not_found');
       expect((await hangar.request('GET', '/api/sessions')).body.map((session: any) => session.id)).toContain('hidden-conv');

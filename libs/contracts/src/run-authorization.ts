@@ -1,7 +1,8 @@
 /** Operations a host's run-authorization handler is asked about (SPEC Authentication 7). */
 export type RunOperation =
   | 'sessions.list' | 'sessions.read' | 'sessions.delete' | 'sessions.branch'
-  | 'attachments.upload' | 'attachments.list' | 'attachments.read' | 'attachments.delete';
+  | 'attachments.upload' | 'attachments.list' | 'attachments.read' | 'attachments.delete'
+  | 'runs.start' | 'runs.list' | 'runs.read';
 
 export interface RunAuthorizationRequest {
   operation: RunOperation;
@@ -9,7 +10,7 @@ export interface RunAuthorizationRequest {
   actor: string;
   userId?: string;
   role?: string;
-  /** The session or attachment id of a single-record operation. */
+  /** The session, attachment or run id of a single-record operation; the agent name for `runs.start`. */
   resourceId?: string;
 }
 

@@ -20,6 +20,15 @@ export interface StartRunRequest {
   messages: Array<{ role: string; content: string }>;
   parameters: Array<{ name: string; value: string }>;
   isStreaming: boolean;
+  /** Attachment ids handed to the model with the last user message. */
+  attachments: string[];
+}
+
+export interface AttachmentContent {
+  id: string;
+  fileName: string;
+  mediaType: string;
+  bytes: Uint8Array;
 }
 
 export type RunUpdate =
@@ -40,7 +49,13 @@ export interface SessionGateway {
   append(caller: Caller, sessionId: string, messages: Array<{ role: string; content: unknown; runId: string }>): Promise<void>;
 }
 
+export interface AttachmentReader {
+  /** The attachment's bytes; throws 404 for an unknown (or another tenant's) attachment. */
+  read(caller: Caller, id: string): Promise<AttachmentContent>;
+}
+
 export interface RunEngineDeps {
+  attachments: AttachmentReader;
   config: HangarConfig;
   logger: Logger;
   repository: RunRepository;
@@ -121,10 +136,27 @@ export function createRunEngine(deps: RunEngineDeps) {
     return tools;
   }
 
+  async function readAttachments(caller: Caller, ids: string[]): Promise<AttachmentContent[]> {
+    if (new Set(ids).size !== ids.length) throw validationError('an attachment is named twice', [{ path: 'attachments', message: 'must not repeat' }]);
+    return Promise.all(
+      ids.map(async (id, index) => {
+        try {
+          return await deps.attachments.read(caller, id);
+        } catch (error) {
+          if ((error as HangarError).status === 404) {
+            throw validationError(`attachment ${id} does not exist`, [{ path: `attachments[${index}]`, message: 'names no attachment of this tenant' }]);
+          }
+          throw error;
+        }
+      }),
+    );
+  }
+
   async function* start(caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> {
     const { definition, version } = await deps.agents.load(caller, request.agentName);
     const parameters = checkParameters(definition, request.parameters);
     if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
+    const attachments = await readAttachments(caller, request.attachments);
     const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
 
     const runId = randomUUID();
@@ -136,15 +168,22 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request);
     if (config.RunRecording.RecordRunInput) {
-      await record('run input', () => repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters }));
+      await record('run input', () =>
+        repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters, attachments: request.attachments }),
+      );
     }
     const emit = createEventWriter(runId);
     await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
     yield { type: 'started', run };
 
+    const lastUser = request.messages.map((message) => message.role).lastIndexOf('user');
     const messages: ModelMessage[] = [
       ...history.map((message) => ({ role: message.role, content: textOf(message.content) }) as ModelMessage),
-      ...request.messages.map((message) => ({ role: message.role, content: message.content }) as ModelMessage),
+      ...request.messages.map((message, index) =>
+        index === lastUser && attachments.length
+          ? ({ role: 'user', content: [{ type: 'text', text: message.content }, ...attachments.map(filePart)] } as ModelMessage)
+          : ({ role: message.role, content: message.content } as ModelMessage),
+      ),
     ];
     const tools = await toolsFor(definition);
     const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
@@ -242,7 +281,12 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (outputText) await emit('message.completed', { text: outputText });
       if (request.sessionId !== undefined) {
         await deps.sessions.append(caller, request.sessionId, [
-          ...request.messages.map((message) => ({ ...message, runId })),
+          ...request.messages.map((message, index) => ({
+            role: message.role,
+            // The turn keeps references to its attachments; they stop resolving once an attachment is deleted.
+            content: index === lastUser && attachments.length ? [{ type: 'text', text: message.content }, ...attachments.map(attachmentReference)] : message.content,
+            runId,
+          })),
           { role: 'assistant', content: outputText, runId },
         ]);
       }
@@ -318,6 +362,19 @@ export function createRunEngine(deps: RunEngineDeps) {
 
 export type RunEngine = ReturnType<typeof createRunEngine>;
 
+/** Images as image parts, text inline, everything else (PDF, audio) as file parts. */
+function filePart(attachment: AttachmentContent) {
+  if (attachment.mediaType.startsWith('image/')) return { type: 'image' as const, image: attachment.bytes, mediaType: attachment.mediaType };
+  if (attachment.mediaType === 'text/plain') {
+    return { type: 'text' as const, text: `Attachment ${attachment.fileName}:\n${Buffer.from(attachment.bytes).toString('utf8')}` };
+  }
+  return { type: 'file' as const, data: attachment.bytes, mediaType: attachment.mediaType, filename: attachment.fileName };
+}
+
+const attachmentReference = (attachment: AttachmentContent) => ({
+  type: 'attachment', attachmentId: attachment.id, fileName: attachment.fileName, mediaType: attachment.mediaType,
+});
+
 const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 
 function usageOf(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }): Usage {
@@ -346,7 +403,7 @@ function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> 
 }
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
-function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: StartRunRequest): RunRow {
+function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>): RunRow {
   return {
     id, agentName, agentVersion, sessionId: request.sessionId ?? null, status: 'Running', kind: 'Interactive', isStreaming: request.isStreaming,
     startedAt: new Date().toISOString(), completedAt: null, durationMs: null, usage: ZERO_USAGE, cost: null, modelProvider: null, model: null,

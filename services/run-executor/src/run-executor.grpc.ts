@@ -61,6 +61,7 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
           messages: request.messages,
           parameters: request.parameters,
           isStreaming: request.isStreaming,
+          attachments: request.attachments,
         },
         signal,
       );

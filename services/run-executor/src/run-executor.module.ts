@@ -1,4 +1,4 @@
-import { AgentRegistryServiceDefinition, recordFromProto, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, recordFromProto, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
 import { createChannel, createServiceClient, grpcServiceModule, HangarError } from '@hangar/platform';
 import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
@@ -11,13 +11,15 @@ const TOOL_CATALOG_TTL_MS = 60_000;
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
-  dependsOn: ['AgentRegistry', 'Session'],
+  dependsOn: ['AgentRegistry', 'Session', 'Attachment'],
   async setup({ config, logger, engines, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
     const registryChannel = createChannel(addressOf('AgentRegistry'));
     const sessionChannel = createChannel(addressOf('Session'));
     const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
     const sessions = createServiceClient(SessionServiceDefinition, sessionChannel);
+    const attachmentChannel = createChannel(addressOf('Attachment'));
+    const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
     let catalog: { at: number; tools: Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>> } | undefined;
 
     const engine = createRunEngine({
@@ -40,6 +42,18 @@ export const runExecutorModule = grpcServiceModule({
           }
           const record = recordFromProto(detail.definition);
           return { definition: record.definition, version: record.version ?? null };
+        },
+      },
+      attachments: {
+        async read(caller, id) {
+          const chunks: Uint8Array[] = [];
+          let descriptor: { fileName: string; mediaType: string } | undefined;
+          for await (const message of attachments.downloadAttachment({ id }, { caller })) {
+            if (message.part?.$case === 'descriptor') descriptor = message.part.value;
+            if (message.part?.$case === 'chunk') chunks.push(message.part.value);
+          }
+          if (!descriptor) throw new HangarError('unavailable', `attachment ${id} came without its descriptor`, {}, 'service_unavailable');
+          return { id, fileName: descriptor.fileName, mediaType: descriptor.mediaType, bytes: Buffer.concat(chunks) };
         },
       },
       sessions: {
@@ -66,6 +80,7 @@ export const runExecutorModule = grpcServiceModule({
       close: async () => {
         registryChannel.close();
         sessionChannel.close();
+        attachmentChannel.close();
       },
     };
   },

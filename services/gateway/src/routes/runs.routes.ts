@@ -88,19 +88,19 @@ export const runRoutes = [
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: AgentNameParams,
     body: RunRequestSchema,
+    runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
     responses: {
       200: { description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response', schema: RunResponseSchema },
       403: problemResponse('Denied, or another user’s session (session ownership)'),
       404: problemResponse('Unknown agent'),
       422: problemResponse('Content guard blocked the run (JSON mode)'),
-      501: problemResponse('A mode or input this build does not run yet (queued runs, attachments, factory agents)'),
+      501: problemResponse('A mode this build does not run yet (queued runs, factory agents)'),
       503: problemResponse('No model provider could answer (JSON mode)'),
     },
     async handler({ params, body, caller, request, response }, { runs }) {
       if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
         throw new HangarError('notImplemented', 'queued runs (Prefer: respond-async) are not available yet');
       }
-      if (body.attachments?.length) throw new HangarError('notImplemented', 'attachments on runs are not available yet');
       const oneResponse = request.get('idempotency-key') !== undefined;
       const messages = body.messages ?? [{ role: 'user', content: body.message! }];
       const abort = new AbortController();
@@ -109,7 +109,7 @@ export const runRoutes = [
       });
       const updates = runs
         .startRun(
-          { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: !oneResponse, attachments: [] },
+          { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: !oneResponse, attachments: body.attachments ?? [] },
           { caller, signal: abort.signal },
         )[Symbol.asyncIterator]();
       // Refusals (unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
@@ -190,6 +190,7 @@ export const runRoutes = [
       skip: pageNumber(0),
       take: pageNumber(50),
     }),
+    runAuthorization: { operation: 'runs.list', denial: 'forbid' },
     responses: { 200: { description: 'Run records (never the conversation)', schema: RunRecordSchema.array() } },
     async handler({ query, caller }, { runs }) {
       const { runs: found } = await runs.listRuns({ ...query }, { caller });
@@ -204,6 +205,7 @@ export const runRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
     responses: { 200: { description: 'Run record', schema: RunRecordSchema }, 404: problemResponse('Unknown run') },
     async handler({ params, caller }, { runs }) {
       return { status: 200, body: runJson((await runs.getRun({ runId: params.runId }, { caller })).run) };
@@ -217,6 +219,7 @@ export const runRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
     responses: {
       200: { description: 'The input as the run received it', schema: z.object({ runId: z.uuid(), recordedAt: z.iso.datetime(), input: z.record(z.string(), z.unknown()) }) },
       404: problemResponse('Unknown run, or no input was recorded'),
@@ -234,6 +237,7 @@ export const runRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
     responses: { 200: { description: 'text/event-stream; each frame has id = seq', schema: z.string() }, 404: problemResponse('Unknown run') },
     async handler({ params, caller, request, response }, { runs }) {
       const lastEventId = request.get('last-event-id');
