@@ -192,6 +192,12 @@ describe('routing, prefix and documents', () => {
       'GET /hangar/api/runs/{runId}',
       'GET /hangar/api/runs/{runId}/input',
       'GET /hangar/api/runs/{runId}/events',
+      'POST /hangar/api/agents/{name}/estimate',
+      'GET /hangar/api/runs/{runId}/tree',
+      'POST /hangar/api/runs/{runId}/cancel',
+      'POST /hangar/api/runs/{runId}/feedback',
+      'GET /hangar/api/runs/{runId}/feedback',
+      'DELETE /hangar/api/runs/{runId}/feedback/{scoreId}',
     ].sort());
     const create = document.paths['/hangar/api/agents'].post;
     expect(create).toMatchObject({ 'x-hangar-role': 'Admin', 'x-hangar-scope': 'AgentsAdmin' });

@@ -54,10 +54,12 @@ beforeAll(async () => {
     modules: allInOneModules(),
     overrides: {
       Providers: {
-        mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, Timeout: '1s' },
+        mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, Timeout: '1s', Models: { 'small-window': { ContextWindowTokens: 100 } } },
         backup: { Kind: 'OpenAICompatible', Endpoint: mock.url },
       },
       Pricing: { Currency: 'EUR', mock: { priced: { Input: 2, Output: 8, CachedInput: 1 } } },
+      Preflight: { Enabled: true },
+      Tenancy: { Enabled: true, AllowHeaderResolution: true },
     },
   });
   for (const [name, model, extra] of [
@@ -69,6 +71,8 @@ beforeAll(async () => {
     ['hopeless', { provider: 'mock', model: 'always-500' }, {}],
     ['tooly', { provider: 'mock', model: 'tooly' }, { tools: ['clock'] }],
     ['live', { provider: 'mock', model: 'live' }, {}],
+    ['tiny', { provider: 'mock', model: 'small-window' }, {}],
+    ['cancellable', { provider: 'backup', model: 'hanging' }, {}],
     ['param', { provider: 'demo', model: 'echo' }, { instructions: 'Serve {{customer}}.', parameters: [{ name: 'customer', required: true }, { name: 'tone' }] }],
   ] as const) {
     expect((await agent(name, model, extra)).status).toBe(201);
@@ -82,6 +86,7 @@ beforeAll(async () => {
     request.messages.some((message) => message.role === 'tool') ? { text: 'It is noon.' } : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
   );
   mock.script('live', [{ delayMs: 600, then: { text: 'finally here' } }]);
+  mock.script('hanging', [{ delayMs: 20_000, then: { text: 'never seen' } }]);
 });
 
 afterAll(async () => {
@@ -252,6 +257,92 @@ describe('sessions in runs', () => {
     const session = await hangar.request('GET', '/api/sessions/chat-1');
     expect(session.body.messages.map((message: any) => message.content)).toEqual(['first turn', 'mock: first turn', 'second turn', 'mock: second turn']);
     expect((await hangar.request('GET', '/api/runs?sessionId=chat-1')).body).toHaveLength(2);
+  });
+});
+
+describe('estimate and pre-flight', () => {
+  it('estimates with the reference tokenizer against the catalog window', async () => {
+    const small = await hangar.request('POST', '/api/agents/tiny/estimate', { body: { message: 'hello' } });
+    expect(small.status).toBe(200);
+    expect(small.body).toEqual({ estimatedPromptTokens: expect.any(Number), contextWindowTokens: 100, allowedPromptTokens: 80, wouldBeRejected: false, tokenizer: 'o200k_base' });
+    expect(small.body.estimatedPromptTokens).toBeGreaterThan(5);
+    const large = await hangar.request('POST', '/api/agents/tiny/estimate', { body: { message: 'word '.repeat(200) } });
+    expect(large.body).toMatchObject({ wouldBeRejected: true, allowedPromptTokens: 80 });
+    expect(large.body.estimatedPromptTokens).toBeGreaterThan(200);
+    const unknownWindow = await hangar.request('POST', '/api/agents/plain/estimate', { body: { message: 'word '.repeat(5000) } });
+    expect(unknownWindow.body).toMatchObject({ contextWindowTokens: null, allowedPromptTokens: null, wouldBeRejected: false });
+    expectProblem(await hangar.request('POST', '/api/agents/nobody/estimate', { body: { message: 'x' } }), 404, 'not_found');
+    expectProblem(await hangar.request('POST', '/api/agents/tiny/estimate', { body: { nope: 1 } }), 400, 'validation_failed');
+  });
+
+  it('refuses an over-window prompt with 400 and both counts before any provider call, recording nothing', async () => {
+    const calls = mock.callsTo('small-window');
+    const before = await runCount();
+    const refused = await run('tiny', { message: 'word '.repeat(200) });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ errorType: 'context_window_exceeded', allowedPromptTokens: 80, estimatedPromptTokens: expect.any(Number) });
+    expect(mock.callsTo('small-window')).toBe(calls);
+    expect(await runCount()).toBe(before);
+    expect((await run('tiny', { message: 'short' })).frames.at(-1)!.event).toBe('done');
+  });
+});
+
+describe('tree and cancel', () => {
+  it('resolves the tree from the root', async () => {
+    const runId = (await run('plain', { message: 'tree' })).frames[0].data.runId;
+    const tree = await hangar.request('GET', `/api/runs/${runId}/tree`);
+    expect(tree.body.map((entry: any) => [entry.id, entry.parentRunId, entry.depth])).toEqual([[runId, null, 0]]);
+  });
+
+  it('cancels a running run: 202, the stream ends with done Canceled, a second cancel is 409', async () => {
+    const streaming = run('cancellable', { message: 'take your time' });
+    let runId: string | undefined;
+    for (let tries = 0; !runId && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      runId = (await hangar.request('GET', '/api/runs?agentName=cancellable&status=Running')).body[0]?.id;
+    }
+    const canceled = await hangar.request('POST', `/api/runs/${runId}/cancel`);
+    expect(canceled.status).toBe(202);
+    expect(canceled.body.id).toBe(runId);
+    const frames = (await streaming).frames;
+    expect(frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
+    expect((await hangar.request('GET', `/api/runs/${runId}`)).body).toMatchObject({ status: 'Canceled', completedAt: expect.any(String) });
+    expect((await call('GET', `/api/runs/${runId}/events`)).frames.at(-1)!.event).toBe('run.canceled');
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/cancel`), 409, 'conflict');
+    expectProblem(await hangar.request('POST', '/api/runs/00000000-0000-4000-8000-000000000000/cancel'), 404, 'not_found');
+  });
+});
+
+describe('feedback', () => {
+  it('creates, updates by same author and name, lists and deletes scores', async () => {
+    const runId = (await run('plain', { message: 'rate me' })).frames[0].data.runId;
+    const first = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { value: 4, comment: 'good' } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ runId, name: 'overall', messageId: null, kind: 'Numeric', value: 4, textValue: null, source: 'Human', author: 'auth-token', comment: 'good' });
+    const again = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { name: '  ', value: 5 } });
+    expect(again.body).toMatchObject({ id: first.body.id, value: 5, comment: null });
+    const other = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { name: 'tone', kind: 'Categorical', textValue: 'friendly' } });
+    expect(other.body).toMatchObject({ name: 'tone', kind: 'Categorical', value: null, textValue: 'friendly' });
+    const onMessage = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { messageId: 'm-1', kind: 'Boolean', value: 1 } });
+    expect(onMessage.body).toMatchObject({ name: 'overall', messageId: 'm-1' });
+    const listed = await hangar.request('GET', `/api/runs/${runId}/feedback`);
+    expect(listed.body.map((score: any) => `${score.name}/${score.messageId}`)).toEqual(['overall/null', 'tone/null', 'overall/m-1']);
+    expect((await hangar.request('DELETE', `/api/runs/${runId}/feedback/${other.body.id}`)).status).toBe(204);
+    expectProblem(await hangar.request('DELETE', `/api/runs/${runId}/feedback/${other.body.id}`), 404, 'not_found');
+    expect((await hangar.request('GET', `/api/runs/${runId}/feedback`)).body).toHaveLength(2);
+  });
+
+  it('refuses bad scores with 400 and another tenant’s run with 404', async () => {
+    const runId = (await run('plain', { message: 'rate me too' })).frames[0].data.runId;
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Categorical' } }), 400, 'validation_failed');
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Boolean', value: 3 } }), 400, 'validation_failed');
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Numeric' } }), 400, 'validation_failed');
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { value: 'high' } }), 400, 'validation_failed');
+    const other = { 'x-hangar-tenant': 'elsewhere' };
+    expectProblem(await hangar.request('GET', `/api/runs/${runId}/feedback`, { headers: other }), 404, 'not_found');
+    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { headers: other, body: { value: 1 } }), 404, 'not_found');
+    expectProblem(await hangar.request('GET', `/api/runs/${runId}`, { headers: other }), 404, 'not_found');
+    expect((await hangar.request('GET', `/api/runs/${runId}/feedback`)).body).toEqual([]);
   });
 });
 

@@ -139,3 +139,8 @@ export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
     return text ? `${text}.${String(segment)}` : String(segment);
   }, '');
 }
+
+/** `{{name}}` in the instructions becomes the parameter's value (unknown placeholders stay as written). */
+export function renderInstructions(instructions: string | null, parameters: ReadonlyMap<string, string>): string | null {
+  return instructions?.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (match, name: string) => parameters.get(name) ?? match) ?? null;
+}

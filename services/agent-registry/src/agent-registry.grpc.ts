@@ -90,5 +90,13 @@ export function agentRegistryGrpc(service: AgentRegistryService): pb.AgentRegist
     async listTools() {
       return { tools: service.tools() };
     },
+    async estimateRun({ name, messages, parameters }, { caller }) {
+      const estimate = await service.estimate(caller, name, messages, new Map(Object.entries(parameters)));
+      return {
+        ...estimate,
+        contextWindowTokens: estimate.contextWindowTokens ?? undefined,
+        allowedPromptTokens: estimate.allowedPromptTokens ?? undefined,
+      };
+    },
   };
 }

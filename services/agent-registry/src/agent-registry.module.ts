@@ -19,6 +19,7 @@ export const agentRegistryModule = grpcServiceModule({
       catalog: createCatalog(config),
       codeAgents: await loadCodeAgents(config.CodeAgents.Modules),
       maxSkillsPerAgent: config.Skills.MaxSkillsPerAgent,
+      reserveRatio: config.Preflight.ReserveRatio,
       findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
     });
     grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));

@@ -1,8 +1,9 @@
-import type { AgentDefinition, AgentDefinitionRecord, CodeAgent, ValidationReport } from '@hangar/contracts';
+import { renderInstructions, type AgentDefinition, type AgentDefinitionRecord, type CodeAgent, type ValidationReport } from '@hangar/contracts';
 import { conflict, HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
 import type { AgentRepository } from './agent.repository.js';
 import { validateDefinition } from './agent-validation.js';
 import type { Catalog } from './catalog.js';
+import { countPromptTokens, estimatePrompt, type PromptEstimate } from './prompt-estimate.js';
 
 export interface AgentDescriptor {
   name: string;
@@ -39,6 +40,8 @@ export interface AgentRegistryDeps {
   codeAgents: Map<string, CodeAgent>;
   findSkills: SkillLookup;
   maxSkillsPerAgent: number;
+  /** `Preflight:ReserveRatio`: the share of the window kept for the answer. */
+  reserveRatio: number;
   /** How long a factory may take when its instructions are read for the detail view. */
   factoryReadTimeoutMs?: number;
 }
@@ -108,6 +111,14 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       .filter((message) => message.severity === 'Error' && message.code !== 'name_conflict')
       .map(({ path, message, code }) => ({ path, message, code }));
     if (errors.length) throw validationError(`agent "${definition.name}" failed validation`, errors);
+  }
+
+  /** The definition a run would use; a factory agent has none to estimate from. */
+  async function currentDefinition(caller: Caller, name: string): Promise<AgentDefinition> {
+    const code = codeAgents.get(name);
+    if (code?.kind === 'declarative') return code.definition;
+    if (code?.kind === 'factory') throw new HangarError('notImplemented', `agent "${name}" is built by a factory at run time; it cannot be estimated`);
+    return (await requireStored(caller, name)).definition;
   }
 
   const rejectCodeAgent = (name: string, action: string) => {
@@ -236,6 +247,13 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
         });
       }
       return { left: found.get(left)!, right: found.get(right)! };
+    },
+
+    /** What the run pre-flight check computes, for the agent's primary model. */
+    async estimate(caller: Caller, name: string, messages: Array<{ role: string; content: string }>, parameters: ReadonlyMap<string, string>): Promise<PromptEstimate> {
+      const definition = await currentDefinition(caller, name);
+      const tokens = countPromptTokens(renderInstructions(definition.instructions, parameters), messages);
+      return estimatePrompt(tokens, catalog.contextWindow(definition.model.provider, definition.model.model), deps.reserveRatio);
     },
 
     models: () => catalog.models(),

@@ -57,6 +57,8 @@ export function createCatalog(config: HangarConfig) {
     /** Listed models of a provider; empty means the provider lists none (anything goes). */
     listedModels: (provider: string) => Object.keys(providers[provider]?.Models ?? {}),
     hasTool: (name: string) => tools.has(name),
+    /** `Providers:{provider}:Models:{model}:ContextWindowTokens`, null when the model is not in the catalog. */
+    contextWindow: (provider: string, model: string) => providers[provider]?.Models[model]?.ContextWindowTokens ?? null,
   };
 }
 

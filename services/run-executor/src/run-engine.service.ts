@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
-import type { AgentDefinition } from '@hangar/contracts';
-import { HangarError, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import { renderInstructions, type AgentDefinition } from '@hangar/contracts';
+import { conflict, HangarError, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import { costOf, priceFor } from './pricing.js';
 import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
@@ -36,13 +36,23 @@ export type RunUpdate =
   | { type: 'text-delta'; text: string }
   | { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown }
   | { type: 'tool-result'; toolCallId: string; result: unknown }
+  /** A completed or canceled run. */
   | { type: 'finished'; run: RunRow; outputText: string }
   | { type: 'failed'; run: RunRow; errorType: string; message: string };
 
 export interface AgentLoader {
   /** The agent's current definition and version; throws 404 for an unknown agent. */
   load(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }>;
+  /** The registry's prompt estimate (the numbers of the pre-flight check). */
+  estimate(caller: Caller, name: string, messages: Array<{ role: string; content: string }>, parameters: ReadonlyMap<string, string>): Promise<{
+    estimatedPromptTokens: number;
+    allowedPromptTokens: number | null;
+    wouldBeRejected: boolean;
+  }>;
 }
+
+const SCORE_KINDS = ['Numeric', 'Boolean', 'Categorical'] as const;
+const TREE_LIMIT = 200;
 
 export interface SessionGateway {
   open(caller: Caller, sessionId: string, agentName: string): Promise<Array<{ role: string; content: unknown }>>;
@@ -72,13 +82,11 @@ export interface RunEngineDeps {
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part?.text ?? '').join('') : JSON.stringify(content);
 
-/** `{{name}}` in the instructions becomes the parameter's value. */
-const renderInstructions = (instructions: string | null, parameters: Map<string, string>) =>
-  instructions?.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (match, name: string) => parameters.get(name) ?? match) ?? undefined;
-
 /** Run execution and recording (SPEC Agents 9–15, Runs, Events). */
 export function createRunEngine(deps: RunEngineDeps) {
   const { config, repository, logger } = deps;
+  /** Runs executing in this process, so a cancel can reach them (and a root's children). */
+  const active = new Map<string, { rootRunId: string; controller: AbortController }>();
 
   /** Recording never blocks the agent's answer (SPEC Errors 4): failures are logged and skipped. */
   async function record<T>(what: string, work: () => Promise<T>): Promise<T | undefined> {
@@ -152,12 +160,28 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
   }
 
-  async function* start(caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> {
+  async function* start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
     const { definition, version } = await deps.agents.load(caller, request.agentName);
     const parameters = checkParameters(definition, request.parameters);
     if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
     const attachments = await readAttachments(caller, request.attachments);
     const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
+    if (config.Preflight.Enabled) {
+      const prompt = [...history.map((message) => ({ role: message.role, content: textOf(message.content) })), ...request.messages];
+      const estimate = await deps.agents.estimate(caller, definition.name, prompt, parameters);
+      if (estimate.wouldBeRejected) {
+        throw new HangarError(
+          'validation',
+          `the prompt is estimated at ${estimate.estimatedPromptTokens} tokens; the model allows ${estimate.allowedPromptTokens}`,
+          { estimatedPromptTokens: estimate.estimatedPromptTokens, allowedPromptTokens: estimate.allowedPromptTokens },
+          'context_window_exceeded',
+        );
+      }
+    }
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const stopWithCaller = () => controller.abort();
+    callSignal.addEventListener('abort', stopWithCaller, { once: true });
 
     const runId = randomUUID();
     const started = await record('run row', () =>
@@ -167,141 +191,150 @@ export function createRunEngine(deps: RunEngineDeps) {
       }),
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request);
-    if (config.RunRecording.RecordRunInput) {
-      await record('run input', () =>
-        repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters, attachments: request.attachments }),
-      );
-    }
-    const emit = createEventWriter(runId);
-    await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
-    yield { type: 'started', run };
-
-    const lastUser = request.messages.map((message) => message.role).lastIndexOf('user');
-    const messages: ModelMessage[] = [
-      ...history.map((message) => ({ role: message.role, content: textOf(message.content) }) as ModelMessage),
-      ...request.messages.map((message, index) =>
-        index === lastUser && attachments.length
-          ? ({ role: 'user', content: [{ type: 'text', text: message.content }, ...attachments.map(filePart)] } as ModelMessage)
-          : ({ role: message.role, content: message.content } as ModelMessage),
-      ),
-    ];
-    const tools = await toolsFor(definition);
-    const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
-    let usage: Usage = ZERO_USAGE;
-    let outputText = '';
-    let answered: { provider: string; model: string } | undefined;
-    let failure: { errorType: string; message: string } | undefined;
-
-    for (const candidate of [definition.model, ...definition.model.fallbacks]) {
-      const key = `${candidate.provider}/${candidate.model}`;
-      const resolved = deps.models.resolve(candidate.provider, candidate.model);
-      if (!resolved) {
-        failure = { errorType: 'provider_unavailable', message: `provider "${candidate.provider}" is not configured` };
-        continue;
+    active.set(runId, { rootRunId: run.rootRunId, controller });
+    try {
+      if (config.RunRecording.RecordRunInput) {
+        await record('run input', () =>
+          repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters, attachments: request.attachments }),
+        );
       }
-      if (deps.breaker.isOpen(key)) {
-        failure = { errorType: 'provider_unavailable', message: `the circuit for ${key} is open` };
-        continue;
-      }
-      await record('run model', () => repository.setModel(runId, candidate.provider, candidate.model));
-      const release = await deps.concurrency.acquire(candidate.provider);
-      const timeout = resolved.settings.Timeout;
-      const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
-      let produced = false;
-      try {
-        const result = streamText({
-          model: resolved.languageModel,
-          system: renderInstructions(definition.instructions, parameters),
-          messages,
-          tools,
-          stopWhen: stepCountIs(MAX_STEPS),
-          maxRetries: resolved.settings.MaxRetries ?? 0,
-          abortSignal: callSignal,
-          temperature: settings.temperature,
-          topP: settings.topP,
-          maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
-          // Errors arrive as stream parts and are handled below; the SDK's default would print them.
-          onError: () => {},
-        });
-        for await (const part of result.fullStream) {
-          switch (part.type) {
-            case 'text-delta':
-              produced = true;
-              outputText += part.text;
-              if (config.RunRecording.RecordMessageDeltas) await emit('message.delta', { text: part.text });
-              yield { type: 'text-delta', text: part.text };
-              break;
-            case 'tool-call':
-              produced = true;
-              await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? part.input : null });
-              yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
-              break;
-            case 'tool-result':
-              await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? part.output : null });
-              yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
-              break;
-            case 'tool-error':
-              await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
-              yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
-              break;
-            case 'error':
-              throw part.error;
-            case 'abort':
-              // A timeout or a canceled run ends the stream with `abort` rather than an error.
-              throw new Error(signal.aborted ? 'aborted' : 'timed out');
-            case 'finish':
-              usage = usageOf(part.totalUsage);
-              break;
+      const emit = createEventWriter(runId);
+      await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
+      yield { type: 'started', run };
+
+      const lastUser = request.messages.map((message) => message.role).lastIndexOf('user');
+      const messages: ModelMessage[] = [
+        ...history.map((message) => ({ role: message.role, content: textOf(message.content) }) as ModelMessage),
+        ...request.messages.map((message, index) =>
+          index === lastUser && attachments.length
+            ? ({ role: 'user', content: [{ type: 'text', text: message.content }, ...attachments.map(filePart)] } as ModelMessage)
+            : ({ role: message.role, content: message.content } as ModelMessage),
+        ),
+      ];
+      const tools = await toolsFor(definition);
+      const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
+      let usage: Usage = ZERO_USAGE;
+      let outputText = '';
+      let answered: { provider: string; model: string } | undefined;
+      let failure: { errorType: string; message: string } | undefined;
+
+      for (const candidate of [definition.model, ...definition.model.fallbacks]) {
+        const key = `${candidate.provider}/${candidate.model}`;
+        const resolved = deps.models.resolve(candidate.provider, candidate.model);
+        if (!resolved) {
+          failure = { errorType: 'provider_unavailable', message: `provider "${candidate.provider}" is not configured` };
+          continue;
+        }
+        if (deps.breaker.isOpen(key)) {
+          failure = { errorType: 'provider_unavailable', message: `the circuit for ${key} is open` };
+          continue;
+        }
+        await record('run model', () => repository.setModel(runId, candidate.provider, candidate.model));
+        const release = await deps.concurrency.acquire(candidate.provider);
+        const timeout = resolved.settings.Timeout;
+        const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
+        let produced = false;
+        try {
+          const result = streamText({
+            model: resolved.languageModel,
+            system: renderInstructions(definition.instructions, parameters) ?? undefined,
+            messages,
+            tools,
+            stopWhen: stepCountIs(MAX_STEPS),
+            maxRetries: resolved.settings.MaxRetries ?? 0,
+            abortSignal: callSignal,
+            temperature: settings.temperature,
+            topP: settings.topP,
+            maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
+            // Errors arrive as stream parts and are handled below; the SDK's default would print them.
+            onError: () => {},
+          });
+          for await (const part of result.fullStream) {
+            switch (part.type) {
+              case 'text-delta':
+                produced = true;
+                outputText += part.text;
+                if (config.RunRecording.RecordMessageDeltas) await emit('message.delta', { text: part.text });
+                yield { type: 'text-delta', text: part.text };
+                break;
+              case 'tool-call':
+                produced = true;
+                await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? part.input : null });
+                yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
+                break;
+              case 'tool-result':
+                await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? part.output : null });
+                yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
+                break;
+              case 'tool-error':
+                await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
+                yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
+                break;
+              case 'error':
+                throw part.error;
+              case 'abort':
+                // A timeout or a canceled run ends the stream with `abort` rather than an error.
+                throw new Error(signal.aborted ? 'aborted' : 'timed out');
+              case 'finish':
+                usage = usageOf(part.totalUsage);
+                break;
+            }
           }
-        }
-        deps.breaker.success(key);
-        answered = candidate;
-        failure = undefined;
-        break;
-      } catch (error) {
-        if (signal.aborted) {
-          failure = { errorType: 'canceled', message: 'the run was canceled' };
+          deps.breaker.success(key);
+          answered = candidate;
+          failure = undefined;
           break;
+        } catch (error) {
+          if (signal.aborted) {
+            failure = { errorType: 'canceled', message: 'the run was canceled' };
+            break;
+          }
+          deps.breaker.failure(key);
+          failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
+          // Only the reason: the provider's error carries the request body, which holds the conversation.
+          logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');
+          // Text already streamed to the caller cannot be taken back: no fallback after output.
+          if (produced) break;
+          failure.errorType = 'provider_unavailable';
+        } finally {
+          release();
         }
-        deps.breaker.failure(key);
-        failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
-        // Only the reason: the provider's error carries the request body, which holds the conversation.
-        logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');
-        // Text already streamed to the caller cannot be taken back: no fallback after output.
-        if (produced) break;
-        failure.errorType = 'provider_unavailable';
-      } finally {
-        release();
       }
-    }
 
-    const prices = priceFor(config.Pricing, answered?.provider ?? null, answered?.model ?? null);
-    const cost = answered ? costOf(usage, prices, config.Pricing.Currency) : null;
-    if (!failure) {
-      if (outputText) await emit('message.completed', { text: outputText });
-      if (request.sessionId !== undefined) {
-        await deps.sessions.append(caller, request.sessionId, [
-          ...request.messages.map((message, index) => ({
-            role: message.role,
-            // The turn keeps references to its attachments; they stop resolving once an attachment is deleted.
-            content: index === lastUser && attachments.length ? [{ type: 'text', text: message.content }, ...attachments.map(attachmentReference)] : message.content,
-            runId,
-          })),
-          { role: 'assistant', content: outputText, runId },
-        ]);
+      const prices = priceFor(config.Pricing, answered?.provider ?? null, answered?.model ?? null);
+      const cost = answered ? costOf(usage, prices, config.Pricing.Currency) : null;
+      if (!failure) {
+        if (outputText) await emit('message.completed', { text: outputText });
+        if (request.sessionId !== undefined) {
+          await deps.sessions.append(caller, request.sessionId, [
+            ...request.messages.map((message, index) => ({
+              role: message.role,
+              // The turn keeps references to its attachments; they stop resolving once an attachment is deleted.
+              content: index === lastUser && attachments.length ? [{ type: 'text', text: message.content }, ...attachments.map(attachmentReference)] : message.content,
+              runId,
+            })),
+            { role: 'assistant', content: outputText, runId },
+          ]);
+        }
       }
-    }
-    const status = !failure ? 'Completed' : failure.errorType === 'canceled' ? 'Canceled' : 'Failed';
-    const finished =
-      (await record('run completion', () =>
-        repository.finish(runId, { status, usage, cost, prices, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null }),
-      )) ?? { ...run, status, usage, cost, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null };
-    if (status === 'Completed') {
-      await emit('run.completed', { usage, cost });
-      yield { type: 'finished', run: finished, outputText };
-    } else {
-      await emit(status === 'Canceled' ? 'run.canceled' : 'run.failed', { errorType: failure!.errorType, message: failure!.message });
-      yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
+      const status = !failure ? 'Completed' : failure.errorType === 'canceled' ? 'Canceled' : 'Failed';
+      const finished =
+        (await record('run completion', () =>
+          repository.finish(runId, { status, usage, cost, prices, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null }),
+        )) ?? { ...run, status, usage, cost, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null };
+      if (status === 'Completed') {
+        await emit('run.completed', { usage, cost });
+        yield { type: 'finished', run: finished, outputText };
+      } else if (status === 'Canceled') {
+        await emit('run.canceled', { usage, cost });
+        yield { type: 'finished', run: finished, outputText };
+      } else {
+        await emit('run.failed', { errorType: failure!.errorType, message: failure!.message });
+        yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
+      }
+    } finally {
+      active.delete(runId);
+      callSignal.removeEventListener('abort', stopWithCaller);
     }
   }
 
@@ -344,10 +377,71 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
   }
 
+  function checkScore(request: FeedbackRequest) {
+    const kind = request.kind ?? (request.textValue !== undefined ? 'Categorical' : 'Numeric');
+    if (!(SCORE_KINDS as readonly string[]).includes(kind)) {
+      throw validationError(`kind must be one of ${SCORE_KINDS.join(', ')}`, [{ path: 'kind', message: `must be one of ${SCORE_KINDS.join(', ')}` }]);
+    }
+    if (kind === 'Categorical' && !request.textValue?.trim()) {
+      throw validationError('a Categorical score needs textValue', [{ path: 'textValue', message: 'is required for kind Categorical' }]);
+    }
+    if (kind !== 'Categorical' && (request.value === undefined || !Number.isFinite(request.value))) {
+      throw validationError(`a ${kind} score needs a numeric value`, [{ path: 'value', message: `is required for kind ${kind}` }]);
+    }
+    if (kind === 'Boolean' && request.value !== 0 && request.value !== 1) {
+      throw validationError('a Boolean score is 0 or 1', [{ path: 'value', message: 'must be 0 or 1 for kind Boolean' }]);
+    }
+    return kind;
+  }
+
   return {
     start,
     events,
     get: requireRun,
+
+    /** The whole tree, resolved from the root whichever member is named; truncated at 200 runs. */
+    async tree(caller: Caller, runId: string): Promise<RunRow[]> {
+      const run = await requireRun(caller, runId);
+      return repository.tree(caller.tenantId, run.rootRunId, TREE_LIMIT);
+    },
+
+    /** Stops a run executing here; a root takes its children with it. 409 when it is not executing here. */
+    async cancel(caller: Caller, runId: string): Promise<RunRow> {
+      const run = await requireRun(caller, runId);
+      const executing = active.get(runId);
+      if (!executing) throw conflict(`run ${runId} is not executing on this instance (status ${run.status})`);
+      for (const [, other] of active) if (run.rootRunId === runId && other.rootRunId === runId) other.controller.abort();
+      executing.controller.abort();
+      return run;
+    },
+
+    /** Same author, name and target again updates the score; a blank name is `overall`, a blank messageId the whole run. */
+    async saveFeedback(caller: Caller, runId: string, request: FeedbackRequest) {
+      await requireRun(caller, runId);
+      const kind = checkScore(request);
+      return repository.saveScore({
+        id: randomUUID(),
+        runId,
+        messageId: request.messageId?.trim() || null,
+        name: request.name?.trim() || 'overall',
+        kind,
+        value: kind === 'Categorical' ? null : request.value!,
+        textValue: kind === 'Categorical' ? request.textValue!.trim() : null,
+        source: 'Human',
+        author: caller.userId ?? caller.actor,
+        comment: request.comment?.trim() || null,
+      });
+    },
+
+    async listFeedback(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      return repository.scores(runId);
+    },
+
+    async deleteFeedback(caller: Caller, runId: string, scoreId: string) {
+      await requireRun(caller, runId);
+      if (!isUuid(scoreId) || !(await repository.deleteScore(runId, scoreId))) throw notFound(`score ${scoreId} not found`);
+    },
     async input(caller: Caller, runId: string) {
       await requireRun(caller, runId);
       const input = await repository.getInput(caller.tenantId, runId);
@@ -361,6 +455,15 @@ export function createRunEngine(deps: RunEngineDeps) {
 }
 
 export type RunEngine = ReturnType<typeof createRunEngine>;
+
+export interface FeedbackRequest {
+  name?: string;
+  messageId?: string;
+  kind?: string;
+  value?: number;
+  textValue?: string;
+  comment?: string;
+}
 
 /** Images as image parts, text inline, everything else (PDF, audio) as file parts. */
 function filePart(attachment: AttachmentContent) {

@@ -1,6 +1,6 @@
 import type { runPb as pb } from '@hangar/contracts';
 import { validationError, type CallerContext } from '@hangar/platform';
-import { RUN_KINDS, RUN_STATUSES, type RunKind, type RunRow, type RunStatus } from './run.repository.js';
+import { RUN_KINDS, RUN_STATUSES, type RunKind, type RunRow, type RunStatus, type ScoreRow } from './run.repository.js';
 import type { RunEngine, RunUpdate } from './run-engine.service.js';
 
 export const runToProto = (run: RunRow): pb.RunRecord => ({
@@ -25,6 +25,14 @@ export const runToProto = (run: RunRow): pb.RunRecord => ({
   depth: run.depth,
   userId: run.userId ?? undefined,
   labels: run.labels,
+});
+
+const scoreToProto = (score: ScoreRow): pb.Score => ({
+  ...score,
+  messageId: score.messageId ?? undefined,
+  value: score.value ?? undefined,
+  textValue: score.textValue ?? undefined,
+  comment: score.comment ?? undefined,
 });
 
 function updateToProto(update: RunUpdate): pb.StartRunResponse {
@@ -93,6 +101,23 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     },
     async *streamRunEvents({ runId, afterSeq }, { caller, signal }) {
       for await (const event of engine.events(caller, runId, afterSeq, signal)) yield event;
+    },
+    async getRunTree({ runId }, { caller }) {
+      return { runs: (await engine.tree(caller, runId)).map(runToProto) };
+    },
+    async cancelRun({ runId }, { caller }) {
+      return { run: runToProto(await engine.cancel(caller, runId)) };
+    },
+    async saveFeedback({ runId, ...request }, { caller }) {
+      const { score, created } = await engine.saveFeedback(caller, runId, request);
+      return { score: scoreToProto(score), created };
+    },
+    async listFeedback({ runId }, { caller }) {
+      return { scores: (await engine.listFeedback(caller, runId)).map(scoreToProto) };
+    },
+    async deleteFeedback({ runId, scoreId }, { caller }) {
+      await engine.deleteFeedback(caller, runId, scoreId);
+      return {};
     },
   };
 }

@@ -43,6 +43,10 @@ export const runExecutorModule = grpcServiceModule({
           const record = recordFromProto(detail.definition);
           return { definition: record.definition, version: record.version ?? null };
         },
+        async estimate(caller, name, messages, parameters) {
+          const estimate = await registry.estimateRun({ name, messages, parameters: Object.fromEntries(parameters) }, { caller });
+          return { ...estimate, allowedPromptTokens: estimate.allowedPromptTokens ?? null };
+        },
       },
       attachments: {
         async read(caller, id) {

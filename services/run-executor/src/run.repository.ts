@@ -45,7 +45,51 @@ export interface RunDatabase {
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
+  run_scores: {
+    id: string;
+    run_id: string;
+    message_key: string;
+    name: string;
+    kind: string;
+    value: number | null;
+    text_value: string | null;
+    source: string;
+    author: string;
+    comment: string | null;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+  };
 }
+
+export interface ScoreRow {
+  id: string;
+  runId: string;
+  messageId: string | null;
+  name: string;
+  kind: string;
+  value: number | null;
+  textValue: string | null;
+  source: string;
+  author: string;
+  comment: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toScore = (row: Omit<RunDatabase['run_scores'], 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date }): ScoreRow => ({
+  id: row.id,
+  runId: row.run_id,
+  messageId: row.message_key || null,
+  name: row.name,
+  kind: row.kind,
+  value: row.value === null ? null : Number(row.value),
+  textValue: row.text_value,
+  source: row.source,
+  author: row.author,
+  comment: row.comment,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
 
 export interface Usage {
   inputTokens: number;
@@ -256,6 +300,53 @@ export function createRunRepository(db: Kysely<RunDatabase>) {
       if (onlyRoots) query = query.where('parent_run_id', 'is', null);
       const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').offset(filter.skip).limit(filter.take).execute();
       return rows.map((row) => toRun(row as Selected));
+    },
+
+    /** Every run of a tree, root first, then by depth and start, at most `limit`. */
+    async tree(tenantId: string, rootRunId: string, limit: number): Promise<RunRow[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('root_run_id', '=', rootRunId)
+        .orderBy('depth')
+        .orderBy('started_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => toRun(row as Selected));
+    },
+
+    /** One score per run, target, name, author and source: a second save updates it. */
+    async saveScore(score: Omit<ScoreRow, 'createdAt' | 'updatedAt'>): Promise<{ score: ScoreRow; created: boolean }> {
+      const row = await db
+        .insertInto('run_scores')
+        .values({
+          id: score.id, run_id: score.runId, message_key: score.messageId ?? '', name: score.name, kind: score.kind, value: score.value,
+          text_value: score.textValue, source: score.source, author: score.author, comment: score.comment,
+        })
+        .onConflict((conflict) =>
+          conflict.columns(['run_id', 'message_key', 'name', 'author', 'source']).doUpdateSet((eb) => ({
+            kind: eb.ref('excluded.kind'),
+            value: eb.ref('excluded.value'),
+            text_value: eb.ref('excluded.text_value'),
+            comment: eb.ref('excluded.comment'),
+            updated_at: sql`now()`,
+          })),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { score: toScore(row), created: row.id === score.id };
+    },
+
+    async scores(runId: string): Promise<ScoreRow[]> {
+      const rows = await db.selectFrom('run_scores').selectAll().where('run_id', '=', runId).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toScore);
+    },
+
+    async deleteScore(runId: string, scoreId: string): Promise<boolean> {
+      const result = await db.deleteFrom('run_scores').where('run_id', '=', runId).where('id', '=', scoreId).executeTakeFirst();
+      return result.numDeletedRows > 0n;
     },
 
     async appendEvent(runId: string, seq: number, type: string, data: Record<string, unknown>): Promise<RunEventRow> {

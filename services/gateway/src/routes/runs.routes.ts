@@ -76,9 +76,83 @@ function failedRunError(failed: runPb.RunFailed): HangarError {
 }
 
 const RunIdParams = z.object({ runId: z.string().describe('Run id (uuid)') });
+const ScoreParams = z.object({ runId: z.string(), scoreId: z.string() });
+
+const EstimateSchema = z
+  .object({
+    estimatedPromptTokens: z.number().int(),
+    contextWindowTokens: z.number().int().nullable(),
+    allowedPromptTokens: z.number().int().nullable(),
+    wouldBeRejected: z.boolean(),
+    tokenizer: z.string(),
+  })
+  .meta({ id: 'ContextWindowEstimate' });
+
+const FeedbackRequestSchema = z
+  .strictObject({
+    name: z.string().max(128).optional(),
+    messageId: z.string().max(128).optional(),
+    kind: z.enum(['Numeric', 'Boolean', 'Categorical']).optional(),
+    value: z.number().optional(),
+    textValue: z.string().max(1024).optional(),
+    comment: z.string().max(4096).optional(),
+  })
+  .meta({ id: 'FeedbackRequest' });
+
+const ScoreSchema = z
+  .object({
+    id: z.uuid(), runId: z.uuid(), messageId: z.string().nullable(), name: z.string(), kind: z.enum(['Numeric', 'Boolean', 'Categorical']),
+    value: z.number().nullable(), textValue: z.string().nullable(), source: z.enum(['Human', 'Evaluator']), author: z.string(),
+    comment: z.string().nullable(), createdAt: z.iso.datetime(), updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'RunScore' });
+
+const scoreJson = (score: runPb.Score | undefined) => ({
+  id: score!.id,
+  runId: score!.runId,
+  messageId: score!.messageId ?? null,
+  name: score!.name,
+  kind: score!.kind,
+  value: score!.value ?? null,
+  textValue: score!.textValue ?? null,
+  source: score!.source,
+  author: score!.author,
+  comment: score!.comment ?? null,
+  createdAt: score!.createdAt,
+  updatedAt: score!.updatedAt,
+});
 const optionalUuid = z.uuid().optional();
 
 export const runRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/api/agents/{name}/estimate',
+    operationId: 'estimateRun',
+    summary: 'The numbers of the run pre-flight check (reference tokenizer, no provider contacted), whether or not the check is on',
+    tag: 'Agents',
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: AgentNameParams,
+    body: RunRequestSchema,
+    responses: { 200: { description: 'Context window estimate', schema: EstimateSchema }, 404: problemResponse('Unknown agent') },
+    async handler({ params, body, caller }, { registry, sessions }) {
+      let history: Array<{ role: string; content: string }> = [];
+      if (body.sessionId !== undefined) {
+        try {
+          const session = await sessions.getSession({ sessionId: body.sessionId }, { caller });
+          history = session.messages.map((message) => ({ role: message.role, content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content) }));
+        } catch (error) {
+          if ((error as HangarError).status !== 404) throw error; // a new session has no history yet
+        }
+      }
+      const messages = [...history, ...(body.messages ?? [{ role: 'user', content: body.message! }])];
+      const parameters = Object.fromEntries((body.parameters ?? []).map((parameter) => [parameter.name, parameter.value]));
+      const estimate = await registry.estimateRun({ name: params.name, messages, parameters }, { caller });
+      return {
+        status: 200,
+        body: { ...estimate, contextWindowTokens: estimate.contextWindowTokens ?? null, allowedPromptTokens: estimate.allowedPromptTokens ?? null },
+      };
+    },
+  }),
   defineRoute({
     method: 'post',
     path: '/api/agents/{name}/run',
@@ -209,6 +283,83 @@ export const runRoutes = [
     responses: { 200: { description: 'Run record', schema: RunRecordSchema }, 404: problemResponse('Unknown run') },
     async handler({ params, caller }, { runs }) {
       return { status: 200, body: runJson((await runs.getRun({ runId: params.runId }, { caller })).run) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}/tree',
+    operationId: 'getRunTree',
+    summary: 'Every run of the tree, resolved from the root whichever member is named; at most 200',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: { 200: { description: 'Run records, root first', schema: RunRecordSchema.array() }, 404: problemResponse('Unknown run') },
+    async handler({ params, caller }, { runs }) {
+      return { status: 200, body: (await runs.getRunTree({ runId: params.runId }, { caller })).runs.map(runJson) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Request cancellation (a root takes its children); 202 says only that it was requested',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: {
+      202: { description: 'Cancellation requested; read the final status with GET', schema: RunRecordSchema },
+      404: problemResponse('Unknown run'),
+      409: problemResponse('The run is not executing on this instance'),
+    },
+    async handler({ params, caller }, { runs }) {
+      return { status: 202, body: runJson((await runs.cancelRun({ runId: params.runId }, { caller })).run) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/runs/{runId}/feedback',
+    operationId: 'saveRunFeedback',
+    summary: 'Score a run or one of its messages; the same author, name and target again updates the score',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: RunIdParams,
+    body: FeedbackRequestSchema,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: { 200: { description: 'The score', schema: ScoreSchema }, 404: problemResponse('Unknown run (or another tenant’s)') },
+    async handler({ params, body, caller }, { runs }) {
+      const { score } = await runs.saveFeedback({ runId: params.runId, ...body }, { caller });
+      return { status: 200, body: scoreJson(score) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}/feedback',
+    operationId: 'listRunFeedback',
+    summary: 'Human and evaluator scores of a run',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: { 200: { description: 'Scores', schema: ScoreSchema.array() }, 404: problemResponse('Unknown run (or another tenant’s)') },
+    async handler({ params, caller }, { runs }) {
+      return { status: 200, body: (await runs.listFeedback({ runId: params.runId }, { caller })).scores.map(scoreJson) };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/runs/{runId}/feedback/{scoreId}',
+    operationId: 'deleteRunFeedback',
+    summary: 'Delete a score (not idempotent: an unknown score is 404)',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: ScoreParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: { 204: { description: 'Deleted' }, 404: problemResponse('Unknown run or score') },
+    async handler({ params, caller }, { runs }) {
+      await runs.deleteFeedback({ runId: params.runId, scoreId: params.scoreId }, { caller });
+      return { status: 204 };
     },
   }),
   defineRoute({

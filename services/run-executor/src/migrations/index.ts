@@ -58,4 +58,30 @@ export const runMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_run_scores': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('run_scores')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        // '' targets the whole run; the API shows it as messageId null.
+        .addColumn('message_key', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('kind', 'text', (column) => column.notNull())
+        .addColumn('value', 'double precision')
+        .addColumn('text_value', 'text')
+        .addColumn('source', 'text', (column) => column.notNull())
+        .addColumn('author', 'text', (column) => column.notNull())
+        .addColumn('comment', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+      await db.schema
+        .createIndex('run_scores_one_per_author_name_target')
+        .on('run_scores')
+        .columns(['run_id', 'message_key', 'name', 'author', 'source'])
+        .unique()
+        .execute();
+    },
+  },
 };

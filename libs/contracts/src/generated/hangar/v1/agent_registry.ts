@@ -218,6 +218,30 @@ export interface ListToolsResponse {
   tools: CatalogTool[];
 }
 
+export interface EstimateMessage {
+  role: string;
+  content: string;
+}
+
+export interface EstimateRunRequest {
+  name: string;
+  messages: EstimateMessage[];
+  parameters: { [key: string]: string };
+}
+
+export interface EstimateRunRequest_ParametersEntry {
+  key: string;
+  value: string;
+}
+
+export interface EstimateRunResponse {
+  estimatedPromptTokens: number;
+  contextWindowTokens?: number | undefined;
+  allowedPromptTokens?: number | undefined;
+  wouldBeRejected: boolean;
+  tokenizer: string;
+}
+
 function createBaseModelBinding(): ModelBinding {
   return { provider: "", model: "", fallbacks: [], providerSettings: undefined };
 }
@@ -2560,6 +2584,339 @@ export const ListToolsResponse: MessageFns<ListToolsResponse> = {
   },
 };
 
+function createBaseEstimateMessage(): EstimateMessage {
+  return { role: "", content: "" };
+}
+
+export const EstimateMessage: MessageFns<EstimateMessage> = {
+  encode(message: EstimateMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.role !== "") {
+      writer.uint32(10).string(message.role);
+    }
+    if (message.content !== "") {
+      writer.uint32(18).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateMessage>): EstimateMessage {
+    return EstimateMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateMessage>): EstimateMessage {
+    const message = createBaseEstimateMessage();
+    message.role = object.role ?? "";
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseEstimateRunRequest(): EstimateRunRequest {
+  return { name: "", messages: [], parameters: {} };
+}
+
+export const EstimateRunRequest: MessageFns<EstimateRunRequest> = {
+  encode(message: EstimateRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    for (const v of message.messages) {
+      EstimateMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    globalThis.Object.entries(message.parameters).forEach(([key, value]: [string, string]) => {
+      EstimateRunRequest_ParametersEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(EstimateMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = EstimateRunRequest_ParametersEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.parameters[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateRunRequest>): EstimateRunRequest {
+    return EstimateRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateRunRequest>): EstimateRunRequest {
+    const message = createBaseEstimateRunRequest();
+    message.name = object.name ?? "";
+    message.messages = object.messages?.map((e) => EstimateMessage.fromPartial(e)) || [];
+    message.parameters = (globalThis.Object.entries(object.parameters ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseEstimateRunRequest_ParametersEntry(): EstimateRunRequest_ParametersEntry {
+  return { key: "", value: "" };
+}
+
+export const EstimateRunRequest_ParametersEntry: MessageFns<EstimateRunRequest_ParametersEntry> = {
+  encode(message: EstimateRunRequest_ParametersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateRunRequest_ParametersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateRunRequest_ParametersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateRunRequest_ParametersEntry>): EstimateRunRequest_ParametersEntry {
+    return EstimateRunRequest_ParametersEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateRunRequest_ParametersEntry>): EstimateRunRequest_ParametersEntry {
+    const message = createBaseEstimateRunRequest_ParametersEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseEstimateRunResponse(): EstimateRunResponse {
+  return {
+    estimatedPromptTokens: 0,
+    contextWindowTokens: undefined,
+    allowedPromptTokens: undefined,
+    wouldBeRejected: false,
+    tokenizer: "",
+  };
+}
+
+export const EstimateRunResponse: MessageFns<EstimateRunResponse> = {
+  encode(message: EstimateRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.estimatedPromptTokens !== 0) {
+      writer.uint32(8).int32(message.estimatedPromptTokens);
+    }
+    if (message.contextWindowTokens !== undefined) {
+      writer.uint32(16).int32(message.contextWindowTokens);
+    }
+    if (message.allowedPromptTokens !== undefined) {
+      writer.uint32(24).int32(message.allowedPromptTokens);
+    }
+    if (message.wouldBeRejected !== false) {
+      writer.uint32(32).bool(message.wouldBeRejected);
+    }
+    if (message.tokenizer !== "") {
+      writer.uint32(42).string(message.tokenizer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.estimatedPromptTokens = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.contextWindowTokens = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.allowedPromptTokens = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.wouldBeRejected = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tokenizer = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateRunResponse>): EstimateRunResponse {
+    return EstimateRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateRunResponse>): EstimateRunResponse {
+    const message = createBaseEstimateRunResponse();
+    message.estimatedPromptTokens = object.estimatedPromptTokens ?? 0;
+    message.contextWindowTokens = object.contextWindowTokens ?? undefined;
+    message.allowedPromptTokens = object.allowedPromptTokens ?? undefined;
+    message.wouldBeRejected = object.wouldBeRejected ?? false;
+    message.tokenizer = object.tokenizer ?? "";
+    return message;
+  },
+};
+
 /**
  * Agent definitions (database and code), their versions, and the model and tool catalogs.
  * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry.
@@ -2657,6 +3014,15 @@ export const AgentRegistryServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** The numbers the run pre-flight check uses (reference tokenizer; no provider is contacted). */
+    estimateRun: {
+      name: "EstimateRun",
+      requestType: EstimateRunRequest as typeof EstimateRunRequest,
+      requestStream: false,
+      responseType: EstimateRunResponse as typeof EstimateRunResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2699,6 +3065,11 @@ export interface AgentRegistryServiceImplementation<CallContextExt = {}> {
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<ListModelsResponse>>;
   listTools(request: ListToolsRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListToolsResponse>>;
+  /** The numbers the run pre-flight check uses (reference tokenizer; no provider is contacted). */
+  estimateRun(
+    request: EstimateRunRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<EstimateRunResponse>>;
 }
 
 export interface AgentRegistryServiceClient<CallOptionsExt = {}> {
@@ -2740,6 +3111,11 @@ export interface AgentRegistryServiceClient<CallOptionsExt = {}> {
     options?: CallOptions & CallOptionsExt,
   ): Promise<ListModelsResponse>;
   listTools(request: DeepPartial<ListToolsRequest>, options?: CallOptions & CallOptionsExt): Promise<ListToolsResponse>;
+  /** The numbers the run pre-flight check uses (reference tokenizer; no provider is contacted). */
+  estimateRun(
+    request: DeepPartial<EstimateRunRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<EstimateRunResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -172,6 +172,68 @@ export interface StreamRunEventsResponse {
   data: { [key: string]: any } | undefined;
 }
 
+export interface GetRunTreeRequest {
+  runId: string;
+}
+
+export interface GetRunTreeResponse {
+  runs: RunRecord[];
+}
+
+export interface CancelRunRequest {
+  runId: string;
+}
+
+export interface CancelRunResponse {
+  run: RunRecord | undefined;
+}
+
+export interface Score {
+  id: string;
+  runId: string;
+  messageId?: string | undefined;
+  name: string;
+  kind: string;
+  value?: number | undefined;
+  textValue?: string | undefined;
+  source: string;
+  author: string;
+  comment?: string | undefined;
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+}
+
+export interface SaveFeedbackRequest {
+  runId: string;
+  name?: string | undefined;
+  messageId?: string | undefined;
+  kind?: string | undefined;
+  value?: number | undefined;
+  textValue?: string | undefined;
+  comment?: string | undefined;
+}
+
+export interface SaveFeedbackResponse {
+  score: Score | undefined;
+  created: boolean;
+}
+
+export interface ListFeedbackRequest {
+  runId: string;
+}
+
+export interface ListFeedbackResponse {
+  scores: Score[];
+}
+
+export interface DeleteFeedbackRequest {
+  runId: string;
+  scoreId: string;
+}
+
+export interface DeleteFeedbackResponse {
+}
+
 function createBaseChatMessage(): ChatMessage {
   return { role: "", content: "" };
 }
@@ -2243,6 +2305,848 @@ export const StreamRunEventsResponse: MessageFns<StreamRunEventsResponse> = {
   },
 };
 
+function createBaseGetRunTreeRequest(): GetRunTreeRequest {
+  return { runId: "" };
+}
+
+export const GetRunTreeRequest: MessageFns<GetRunTreeRequest> = {
+  encode(message: GetRunTreeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunTreeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunTreeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunTreeRequest>): GetRunTreeRequest {
+    return GetRunTreeRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunTreeRequest>): GetRunTreeRequest {
+    const message = createBaseGetRunTreeRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetRunTreeResponse(): GetRunTreeResponse {
+  return { runs: [] };
+}
+
+export const GetRunTreeResponse: MessageFns<GetRunTreeResponse> = {
+  encode(message: GetRunTreeResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.runs) {
+      RunRecord.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunTreeResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunTreeResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runs.push(RunRecord.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunTreeResponse>): GetRunTreeResponse {
+    return GetRunTreeResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunTreeResponse>): GetRunTreeResponse {
+    const message = createBaseGetRunTreeResponse();
+    message.runs = object.runs?.map((e) => RunRecord.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCancelRunRequest(): CancelRunRequest {
+  return { runId: "" };
+}
+
+export const CancelRunRequest: MessageFns<CancelRunRequest> = {
+  encode(message: CancelRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelRunRequest>): CancelRunRequest {
+    return CancelRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelRunRequest>): CancelRunRequest {
+    const message = createBaseCancelRunRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelRunResponse(): CancelRunResponse {
+  return { run: undefined };
+}
+
+export const CancelRunResponse: MessageFns<CancelRunResponse> = {
+  encode(message: CancelRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelRunResponse>): CancelRunResponse {
+    return CancelRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelRunResponse>): CancelRunResponse {
+    const message = createBaseCancelRunResponse();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    return message;
+  },
+};
+
+function createBaseScore(): Score {
+  return {
+    id: "",
+    runId: "",
+    messageId: undefined,
+    name: "",
+    kind: "",
+    value: undefined,
+    textValue: undefined,
+    source: "",
+    author: "",
+    comment: undefined,
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const Score: MessageFns<Score> = {
+  encode(message: Score, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.runId !== "") {
+      writer.uint32(18).string(message.runId);
+    }
+    if (message.messageId !== undefined) {
+      writer.uint32(26).string(message.messageId);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.kind !== "") {
+      writer.uint32(42).string(message.kind);
+    }
+    if (message.value !== undefined) {
+      writer.uint32(49).double(message.value);
+    }
+    if (message.textValue !== undefined) {
+      writer.uint32(58).string(message.textValue);
+    }
+    if (message.source !== "") {
+      writer.uint32(66).string(message.source);
+    }
+    if (message.author !== "") {
+      writer.uint32(74).string(message.author);
+    }
+    if (message.comment !== undefined) {
+      writer.uint32(82).string(message.comment);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(90).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(98).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Score {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScore();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.messageId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.value = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.textValue = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.author = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Score>): Score {
+    return Score.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Score>): Score {
+    const message = createBaseScore();
+    message.id = object.id ?? "";
+    message.runId = object.runId ?? "";
+    message.messageId = object.messageId ?? undefined;
+    message.name = object.name ?? "";
+    message.kind = object.kind ?? "";
+    message.value = object.value ?? undefined;
+    message.textValue = object.textValue ?? undefined;
+    message.source = object.source ?? "";
+    message.author = object.author ?? "";
+    message.comment = object.comment ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSaveFeedbackRequest(): SaveFeedbackRequest {
+  return {
+    runId: "",
+    name: undefined,
+    messageId: undefined,
+    kind: undefined,
+    value: undefined,
+    textValue: undefined,
+    comment: undefined,
+  };
+}
+
+export const SaveFeedbackRequest: MessageFns<SaveFeedbackRequest> = {
+  encode(message: SaveFeedbackRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.messageId !== undefined) {
+      writer.uint32(26).string(message.messageId);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(34).string(message.kind);
+    }
+    if (message.value !== undefined) {
+      writer.uint32(41).double(message.value);
+    }
+    if (message.textValue !== undefined) {
+      writer.uint32(50).string(message.textValue);
+    }
+    if (message.comment !== undefined) {
+      writer.uint32(58).string(message.comment);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SaveFeedbackRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSaveFeedbackRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.messageId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.value = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.textValue = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SaveFeedbackRequest>): SaveFeedbackRequest {
+    return SaveFeedbackRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SaveFeedbackRequest>): SaveFeedbackRequest {
+    const message = createBaseSaveFeedbackRequest();
+    message.runId = object.runId ?? "";
+    message.name = object.name ?? undefined;
+    message.messageId = object.messageId ?? undefined;
+    message.kind = object.kind ?? undefined;
+    message.value = object.value ?? undefined;
+    message.textValue = object.textValue ?? undefined;
+    message.comment = object.comment ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSaveFeedbackResponse(): SaveFeedbackResponse {
+  return { score: undefined, created: false };
+}
+
+export const SaveFeedbackResponse: MessageFns<SaveFeedbackResponse> = {
+  encode(message: SaveFeedbackResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.score !== undefined) {
+      Score.encode(message.score, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SaveFeedbackResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSaveFeedbackResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.score = Score.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SaveFeedbackResponse>): SaveFeedbackResponse {
+    return SaveFeedbackResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SaveFeedbackResponse>): SaveFeedbackResponse {
+    const message = createBaseSaveFeedbackResponse();
+    message.score = (object.score !== undefined && object.score !== null) ? Score.fromPartial(object.score) : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseListFeedbackRequest(): ListFeedbackRequest {
+  return { runId: "" };
+}
+
+export const ListFeedbackRequest: MessageFns<ListFeedbackRequest> = {
+  encode(message: ListFeedbackRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFeedbackRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFeedbackRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListFeedbackRequest>): ListFeedbackRequest {
+    return ListFeedbackRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFeedbackRequest>): ListFeedbackRequest {
+    const message = createBaseListFeedbackRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseListFeedbackResponse(): ListFeedbackResponse {
+  return { scores: [] };
+}
+
+export const ListFeedbackResponse: MessageFns<ListFeedbackResponse> = {
+  encode(message: ListFeedbackResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.scores) {
+      Score.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFeedbackResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFeedbackResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scores.push(Score.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListFeedbackResponse>): ListFeedbackResponse {
+    return ListFeedbackResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFeedbackResponse>): ListFeedbackResponse {
+    const message = createBaseListFeedbackResponse();
+    message.scores = object.scores?.map((e) => Score.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteFeedbackRequest(): DeleteFeedbackRequest {
+  return { runId: "", scoreId: "" };
+}
+
+export const DeleteFeedbackRequest: MessageFns<DeleteFeedbackRequest> = {
+  encode(message: DeleteFeedbackRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.scoreId !== "") {
+      writer.uint32(18).string(message.scoreId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFeedbackRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFeedbackRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scoreId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteFeedbackRequest>): DeleteFeedbackRequest {
+    return DeleteFeedbackRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFeedbackRequest>): DeleteFeedbackRequest {
+    const message = createBaseDeleteFeedbackRequest();
+    message.runId = object.runId ?? "";
+    message.scoreId = object.scoreId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFeedbackResponse(): DeleteFeedbackResponse {
+  return {};
+}
+
+export const DeleteFeedbackResponse: MessageFns<DeleteFeedbackResponse> = {
+  encode(_: DeleteFeedbackResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFeedbackResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFeedbackResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteFeedbackResponse>): DeleteFeedbackResponse {
+    return DeleteFeedbackResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteFeedbackResponse>): DeleteFeedbackResponse {
+    const message = createBaseDeleteFeedbackResponse();
+    return message;
+  },
+};
+
 /** Runs: execution against model providers, recording, and the run event log. */
 export type RunExecutorServiceDefinition = typeof RunExecutorServiceDefinition;
 export const RunExecutorServiceDefinition = {
@@ -2291,6 +3195,48 @@ export const RunExecutorServiceDefinition = {
       responseStream: true,
       options: {},
     },
+    /** The whole tree of the run's root (at most 200 runs). */
+    getRunTree: {
+      name: "GetRunTree",
+      requestType: GetRunTreeRequest as typeof GetRunTreeRequest,
+      requestStream: false,
+      responseType: GetRunTreeResponse as typeof GetRunTreeResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Stops a run executing on this instance (and, for a root, its children); FAILED_PRECONDITION otherwise. */
+    cancelRun: {
+      name: "CancelRun",
+      requestType: CancelRunRequest as typeof CancelRunRequest,
+      requestStream: false,
+      responseType: CancelRunResponse as typeof CancelRunResponse,
+      responseStream: false,
+      options: {},
+    },
+    saveFeedback: {
+      name: "SaveFeedback",
+      requestType: SaveFeedbackRequest as typeof SaveFeedbackRequest,
+      requestStream: false,
+      responseType: SaveFeedbackResponse as typeof SaveFeedbackResponse,
+      responseStream: false,
+      options: {},
+    },
+    listFeedback: {
+      name: "ListFeedback",
+      requestType: ListFeedbackRequest as typeof ListFeedbackRequest,
+      requestStream: false,
+      responseType: ListFeedbackResponse as typeof ListFeedbackResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteFeedback: {
+      name: "DeleteFeedback",
+      requestType: DeleteFeedbackRequest as typeof DeleteFeedbackRequest,
+      requestStream: false,
+      responseType: DeleteFeedbackResponse as typeof DeleteFeedbackResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2311,6 +3257,25 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: StreamRunEventsRequest,
     context: CallContext & CallContextExt,
   ): ServerStreamingMethodResult<DeepPartial<StreamRunEventsResponse>>;
+  /** The whole tree of the run's root (at most 200 runs). */
+  getRunTree(
+    request: GetRunTreeRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetRunTreeResponse>>;
+  /** Stops a run executing on this instance (and, for a root, its children); FAILED_PRECONDITION otherwise. */
+  cancelRun(request: CancelRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<CancelRunResponse>>;
+  saveFeedback(
+    request: SaveFeedbackRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<SaveFeedbackResponse>>;
+  listFeedback(
+    request: ListFeedbackRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListFeedbackResponse>>;
+  deleteFeedback(
+    request: DeleteFeedbackRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteFeedbackResponse>>;
 }
 
 export interface RunExecutorServiceClient<CallOptionsExt = {}> {
@@ -2330,6 +3295,25 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<StreamRunEventsRequest>,
     options?: CallOptions & CallOptionsExt,
   ): AsyncIterable<StreamRunEventsResponse>;
+  /** The whole tree of the run's root (at most 200 runs). */
+  getRunTree(
+    request: DeepPartial<GetRunTreeRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetRunTreeResponse>;
+  /** Stops a run executing on this instance (and, for a root, its children); FAILED_PRECONDITION otherwise. */
+  cancelRun(request: DeepPartial<CancelRunRequest>, options?: CallOptions & CallOptionsExt): Promise<CancelRunResponse>;
+  saveFeedback(
+    request: DeepPartial<SaveFeedbackRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<SaveFeedbackResponse>;
+  listFeedback(
+    request: DeepPartial<ListFeedbackRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListFeedbackResponse>;
+  deleteFeedback(
+    request: DeepPartial<DeleteFeedbackRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteFeedbackResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
