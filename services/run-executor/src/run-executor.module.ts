@@ -14,6 +14,12 @@ export const runExecutorModule = grpcServiceModule({
   dependsOn: ['AgentRegistry', 'Session', 'Attachment'],
   async setup({ config, logger, engines, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
+    const repository = createRunRepository(database.db, database.schema);
+    const postgres = config.Stores.Postgres;
+    const readView = database.engine === 'postgres'
+      ? { target: { schema: postgres.SchemaName, name: 'runs_v1' }, enabled: postgres.EnableReadView }
+      : { target: { schema: 'public', name: `${config.Stores.Embedded.TablePrefix}runs_v1` }, enabled: config.Stores.Embedded.EnableReadView };
+    await repository.applyReadView(readView.target, readView.enabled);
     const registryChannel = createChannel(addressOf('AgentRegistry'));
     const sessionChannel = createChannel(addressOf('Session'));
     const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
@@ -25,7 +31,7 @@ export const runExecutorModule = grpcServiceModule({
     const engine = createRunEngine({
       config,
       logger,
-      repository: createRunRepository(database.db),
+      repository,
       pubsub: engines.pubsub,
       models: createModelResolver(config),
       breaker: createCircuitBreaker({

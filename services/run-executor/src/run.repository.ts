@@ -204,9 +204,56 @@ function toRun(row: Selected): RunRow {
 
 const jsonb = (value: unknown) => sql<any>`${JSON.stringify(value)}::jsonb`;
 
+/** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
+export interface ReadViewTarget {
+  schema: string;
+  name: string;
+}
+
 /** Every SQL statement of the run executor. */
-export function createRunRepository(db: Kysely<RunDatabase>) {
+export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string) {
   return {
+    /**
+     * The published `runs_v1` contract (SPEC "Read view"): metadata only, exactly SPEC's columns,
+     * `total_cost` the very column the run record reports. Without the option no such object exists.
+     */
+    async applyReadView(target: ReadViewTarget, enabled: boolean) {
+      const view = sql`${sql.id(target.schema)}.${sql.id(target.name)}`;
+      if (!enabled) {
+        await sql`drop view if exists ${view}`.execute(db);
+        return;
+      }
+      await sql`create schema if not exists ${sql.id(target.schema)}`.execute(db);
+      await sql`
+        create or replace view ${view} as
+        select
+          r.id as run_id,
+          r.tenant_id,
+          r.agent_name,
+          r.session_id,
+          r.status,
+          (array['Queued','Running','Completed','Failed','Canceled','AwaitingApproval'])[r.status + 1] as status_name,
+          (r.started_at at time zone 'UTC') as started_at,
+          (r.completed_at at time zone 'UTC') as completed_at,
+          r.is_streaming,
+          r.input_tokens,
+          r.output_tokens,
+          r.cached_input_tokens,
+          r.reasoning_tokens,
+          r.total_tokens,
+          r.input_cost,
+          r.output_cost,
+          r.cached_input_cost,
+          r.total_cost,
+          r.cost_currency,
+          r.error_type,
+          r.model_provider,
+          r.input_price_per_mtok,
+          r.output_price_per_mtok,
+          r.cached_input_price_per_mtok
+        from ${sql.id(runsSchema)}.runs r`.execute(db);
+    },
+
     async insert(tenantId: string, run: {
       id: string; agentName: string; agentVersion: number | null; sessionId: string | null; kind: RunKind; isStreaming: boolean;
       rootRunId: string; parentRunId: string | null; depth: number; userId: string | null; labels: Record<string, string>;
