@@ -87,6 +87,18 @@ beforeAll(async () => {
   );
   mock.script('live', [{ delayMs: 600, then: { text: 'finally here' } }]);
   mock.script('hanging', [{ delayMs: 20_000, then: { text: 'never seen' } }]);
+  // Calls the first callable agent it is offered, then relays what came back; a leaf just answers.
+  mock.script('delegator', (request) => {
+    const result = request.messages.find((message) => message.role === 'tool');
+    if (result) return { text: `relayed ${typeof result.content === 'string' ? result.content.slice(0, 120) : 'result'}` };
+    const agentTool = request.tools?.find((entry) => entry.function.name.startsWith('call_'));
+    return agentTool ? { toolCall: { name: agentTool.function.name, args: { message: 'go deeper' } } } : { text: 'leaf answer' };
+  });
+  for (const [name, agents] of [['chain-e', []], ['chain-d', ['chain-e']], ['chain-c', ['chain-d']], ['chain-b', ['chain-c']], ['chain-a', ['chain-b']], ['sleeper', []]] as const) {
+    const model = name === 'sleeper' ? { provider: 'backup', model: 'hanging' } : { provider: 'mock', model: 'delegator' };
+    expect((await agent(name, model, { agents })).status).toBe(201);
+  }
+  expect((await agent('boss', { provider: 'mock', model: 'delegator' }, { agents: ['sleeper'] })).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -313,6 +325,63 @@ describe('tree and cancel', () => {
   });
 });
 
+describe('child agents', () => {
+  it('runs callable agents as child runs down to AgentGraph:MaxDepth and refuses the next level', async () => {
+    const result = await run('chain-a', { message: 'start the chain' });
+    expect(result.frames.at(-1)!.event).toBe('done');
+    const rootId = result.frames[0].data.runId;
+    const childUpdate = result.frames.find((frame) => frame.event === 'update' && frame.data.type === 'child-run');
+    expect(childUpdate?.data).toEqual({ type: 'child-run', runId: expect.any(String), agentName: 'chain-b' });
+
+    const tree = (await hangar.request('GET', `/api/runs/${rootId}/tree`)).body;
+    expect(tree.map((entry: any) => [entry.agentName, entry.depth, entry.kind, entry.rootRunId])).toEqual([
+      ['chain-a', 0, 'Interactive', rootId], ['chain-b', 1, 'Child', rootId], ['chain-c', 2, 'Child', rootId], ['chain-d', 3, 'Child', rootId],
+    ]);
+    expect(tree.slice(1).map((entry: any, index: number) => entry.parentRunId === tree[index].id)).toEqual([true, true, true]);
+    const fromChild = (await hangar.request('GET', `/api/runs/${tree[2].id}/tree`)).body;
+    expect(fromChild.map((entry: any) => entry.id)).toEqual(tree.map((entry: any) => entry.id));
+
+    const deepest = await call('GET', `/api/runs/${tree[3].id}/events`);
+    expect(deepest.frames.find((frame) => frame.event === 'tool.failed')?.data.data.error).toContain('AgentGraph:MaxDepth 3');
+    const rootEvents = await call('GET', `/api/runs/${rootId}/events`);
+    expect(rootEvents.frames.map((frame) => frame.event)).toEqual(expect.arrayContaining(['child.started', 'child.completed']));
+  });
+
+  it('lists only root runs unless asked for children', async () => {
+    const rootId = (await hangar.request('GET', '/api/runs?agentName=chain-a')).body[0].id;
+    expect((await hangar.request('GET', '/api/runs?agentName=chain-b')).body).toEqual([]);
+    expect((await hangar.request('GET', '/api/runs?agentName=chain-b&includeChildren=true')).body).toHaveLength(1);
+    expect((await hangar.request('GET', `/api/runs?parentRunId=${rootId}`)).body.map((entry: any) => entry.agentName)).toEqual(['chain-b']);
+    expect((await hangar.request('GET', `/api/runs?rootRunId=${rootId}`)).body).toHaveLength(4);
+  });
+
+  const waitForRunning = async (agentName: string) => {
+    for (let tries = 0; tries < 200; tries += 1) {
+      const found = (await hangar.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body[0];
+      if (found) return found;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`no running ${agentName}`);
+  };
+
+  it('cancels the whole tree when the root is canceled', async () => {
+    const streaming = run('boss', { message: 'delegate and wait' });
+    const child = await waitForRunning('sleeper');
+    expect((await hangar.request('POST', `/api/runs/${child.rootRunId}/cancel`)).status).toBe(202);
+    expect((await streaming).frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
+    expect((await hangar.request('GET', `/api/runs/${child.id}`)).body.status).toBe('Canceled');
+    expect((await hangar.request('GET', `/api/runs/${child.rootRunId}`)).body.status).toBe('Canceled');
+  });
+
+  it('cancels only the child when the child is canceled', async () => {
+    const streaming = run('boss', { message: 'delegate again' });
+    const child = await waitForRunning('sleeper');
+    expect((await hangar.request('POST', `/api/runs/${child.id}/cancel`)).status).toBe(202);
+    expect((await streaming).frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+    expect((await hangar.request('GET', `/api/runs/${child.id}`)).body.status).toBe('Canceled');
+  });
+});
+
 describe('feedback', () => {
   it('creates, updates by same author and name, lists and deletes scores', async () => {
     const runId = (await run('plain', { message: 'rate me' })).frames[0].data.runId;
@@ -424,5 +493,38 @@ describe('session ownership in runs', () => {
     expectProblem(await post(TEST_TOKEN, { message: 'nobody owns this', sessionId: 'fresh-chat' }), 403, 'session_owner_required');
     expect((await owned.request('GET', '/api/runs?take=200')).body).toHaveLength(runsBefore);
     expect((await owned.request('GET', '/api/sessions/alice-chat')).body.messageCount).toBe(2);
+  });
+});
+
+describe('agent graph budgets', () => {
+  let limited: HangarUnderTest;
+
+  beforeAll(async () => {
+    limited = await startHangar({
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        AgentGraph: { MaxTotalTokens: 20, MaxTotalRuns: 1, MaxTotalCost: 0 },
+      },
+    });
+    for (const [name, agents] of [['leaf', []], ['middle', ['leaf']], ['top', ['middle']]] as const) {
+      const created = await limited.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model: 'delegator' }, agents } });
+      expect(created.status).toBe(201);
+    }
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  it('refuses child runs past MaxTotalRuns and stops the tree between turns past MaxTotalTokens (MaxTotalCost 0 is no limit)', async () => {
+    const result = await limited.request('POST', '/api/agents/top/run', { body: { message: 'go' }, headers: { 'idempotency-key': 'k-budget' } });
+    expect(result.status).toBe(503);
+    expect(result.body).toMatchObject({ errorType: 'agent_graph_limit' });
+    expect(result.body.detail).toContain('AgentGraph:MaxTotalTokens');
+    const tree = (await limited.request('GET', `/api/runs/${result.body.runId}/tree`)).body;
+    expect(tree.map((entry: any) => [entry.agentName, entry.status])).toEqual([['top', 'Failed'], ['middle', 'Completed']]);
+    const response = await fetch(`${limited.url}/api/runs/${tree[1].id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(await response.text()).toContain('AgentGraph:MaxTotalRuns 1');
   });
 });

@@ -31,11 +31,27 @@ export interface AttachmentContent {
   bytes: Uint8Array;
 }
 
+/** Shared by every run of one tree (children run inline, in the root's process). */
+interface TreeBudget {
+  tokens: number;
+  cost: number;
+  childRuns: number;
+}
+
+type Announce = (update: RunUpdate | { type: 'child-completed'; runId: string; status: string }) => Promise<void>;
+
+interface ExecutionContext {
+  signal: AbortSignal;
+  /** Set for a child run: its parent, and the budget of the whole tree. */
+  parent?: { run: RunRow; budget: TreeBudget };
+}
+
 export type RunUpdate =
   | { type: 'started'; run: RunRow }
   | { type: 'text-delta'; text: string }
   | { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown }
   | { type: 'tool-result'; toolCallId: string; result: unknown }
+  | { type: 'child-run'; runId: string; agentName: string }
   /** A completed or canceled run. */
   | { type: 'finished'; run: RunRow; outputText: string }
   | { type: 'failed'; run: RunRow; errorType: string; message: string };
@@ -128,9 +144,41 @@ export function createRunEngine(deps: RunEngineDeps) {
     return values;
   }
 
-  async function toolsFor(definition: AgentDefinition): Promise<ToolSet> {
+  /** A non-positive graph limit removes it (SPEC Limits). */
+  const limit = (value: number | null) => (value === null || value <= 0 ? Infinity : value);
+  const graph = {
+    maxDepth: config.AgentGraph.MaxDepth,
+    maxTotalTokens: limit(config.AgentGraph.MaxTotalTokens),
+    maxTotalCost: limit(config.AgentGraph.MaxTotalCost),
+    maxTotalRuns: limit(config.AgentGraph.MaxTotalRuns),
+  };
+
+  /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
+  async function runChild(caller: Caller, agentName: string, message: string, parent: RunRow, budget: TreeBudget, signal: AbortSignal, announce: Announce) {
+    if (parent.depth + 1 > graph.maxDepth) throw new HangarError('validation', `agent graph depth limit reached (AgentGraph:MaxDepth ${graph.maxDepth})`, {}, 'agent_graph_limit');
+    if (budget.childRuns + 1 > graph.maxTotalRuns) throw new HangarError('validation', `agent graph run limit reached (AgentGraph:MaxTotalRuns ${graph.maxTotalRuns})`, {}, 'agent_graph_limit');
+    budget.childRuns += 1;
+    let outcome: { runId: string; status: string; output: string; error?: string } | undefined;
+    const request: StartRunRequest = { agentName, messages: [{ role: 'user', content: message }], parameters: [], isStreaming: false, attachments: [] };
+    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
+      if (update.type === 'started') await announce({ type: 'child-run', runId: update.run.id, agentName });
+      if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
+      if (update.type === 'failed') outcome = { runId: update.run.id, status: update.run.status, output: '', error: update.message };
+    }
+    await announce({ type: 'child-completed', runId: outcome!.runId, status: outcome!.status });
+    return outcome!;
+  }
+
+  async function toolsFor(definition: AgentDefinition, caller: Caller, run: () => RunRow, budget: TreeBudget, signal: AbortSignal, announce: Announce): Promise<ToolSet> {
     const catalog = await deps.toolCatalog();
     const tools: ToolSet = {};
+    for (const agentName of definition.agents) {
+      tools[agentToolName(agentName)] = tool({
+        description: `Ask the agent "${agentName}" and get its answer`,
+        inputSchema: jsonSchema({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'], additionalProperties: false } as never),
+        execute: (input) => runChild(caller, agentName, String((input as { message: string }).message ?? ''), run(), budget, signal, announce),
+      });
+    }
     for (const name of definition.tools) {
       const entry = catalog.get(name);
       const execute = BUILT_IN_EXECUTORS[name];
@@ -160,7 +208,14 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
   }
 
-  async function* start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
+  function start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
+    return execute(caller, request, { signal: callSignal });
+  }
+
+  async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
+    const callSignal = context.signal;
+    const parent = context.parent?.run;
+    const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
     const { definition, version } = await deps.agents.load(caller, request.agentName);
     const parameters = checkParameters(definition, request.parameters);
     if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
@@ -186,11 +241,12 @@ export function createRunEngine(deps: RunEngineDeps) {
     const runId = randomUUID();
     const started = await record('run row', () =>
       repository.insert(caller.tenantId, {
-        id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: 'Interactive',
-        isStreaming: request.isStreaming, rootRunId: runId, parentRunId: null, depth: 0, userId: caller.userId ?? null, labels: {},
+        id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: parent ? 'Child' : 'Interactive',
+        isStreaming: request.isStreaming, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.id ?? null, depth: parent ? parent.depth + 1 : 0,
+        userId: caller.userId ?? null, labels: {},
       }),
     );
-    const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request);
+    const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     active.set(runId, { rootRunId: run.rootRunId, controller });
     try {
       if (config.RunRecording.RecordRunInput) {
@@ -211,7 +267,18 @@ export function createRunEngine(deps: RunEngineDeps) {
             : ({ role: message.role, content: message.content } as ModelMessage),
         ),
       ];
-      const tools = await toolsFor(definition);
+      // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
+    const pending: RunUpdate[] = [];
+    const announce: Announce = async (update) => {
+      if (update.type === 'child-completed') {
+        await emit('child.completed', { runId: update.runId, status: update.status });
+        return;
+      }
+      if (update.type === 'child-run') await emit('child.started', { runId: update.runId, agentName: update.agentName });
+      pending.push(update);
+    };
+    const tools = await toolsFor(definition, caller, () => run, budget, signal, announce);
+    let graphLimit: string | undefined;
       const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
       let usage: Usage = ZERO_USAGE;
       let outputText = '';
@@ -240,7 +307,17 @@ export function createRunEngine(deps: RunEngineDeps) {
             system: renderInstructions(definition.instructions, parameters) ?? undefined,
             messages,
             tools,
-            stopWhen: stepCountIs(MAX_STEPS),
+            // Tree budgets are checked between model turns: the tree so far plus this run's steps.
+          stopWhen: [
+            stepCountIs(MAX_STEPS),
+            ({ steps }) => {
+              const spent = usageOf(sumUsage(steps.map((step) => step.usage)));
+              const cost = costOf(spent, priceFor(config.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
+              if (budget.tokens + spent.totalTokens > graph.maxTotalTokens) graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
+              else if (budget.cost + cost > graph.maxTotalCost) graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
+              return graphLimit !== undefined;
+            },
+          ],
             maxRetries: resolved.settings.MaxRetries ?? 0,
             abortSignal: callSignal,
             temperature: settings.temperature,
@@ -279,10 +356,11 @@ export function createRunEngine(deps: RunEngineDeps) {
                 usage = usageOf(part.totalUsage);
                 break;
             }
+            while (pending.length) yield pending.shift()!;
           }
           deps.breaker.success(key);
           answered = candidate;
-          failure = undefined;
+          failure = graphLimit ? { errorType: 'agent_graph_limit', message: graphLimit } : undefined;
           break;
         } catch (error) {
           if (signal.aborted) {
@@ -303,6 +381,9 @@ export function createRunEngine(deps: RunEngineDeps) {
 
       const prices = priceFor(config.Pricing, answered?.provider ?? null, answered?.model ?? null);
       const cost = answered ? costOf(usage, prices, config.Pricing.Currency) : null;
+      // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.
+      budget.tokens += usage.totalTokens;
+      budget.cost += cost?.total ?? 0;
       if (!failure) {
         if (outputText) await emit('message.completed', { text: outputText });
         if (request.sessionId !== undefined) {
@@ -480,6 +561,14 @@ const attachmentReference = (attachment: AttachmentContent) => ({
 
 const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 
+/** Tool names allow `[A-Za-z0-9_-]` only; agent names may also hold dots. */
+const agentToolName = (agentName: string) => `call_${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+
+function sumUsage(usages: Array<{ inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }>) {
+  const add = (key: keyof (typeof usages)[number]) => usages.reduce((sum, usage) => sum + (usage[key] ?? 0), 0);
+  return { inputTokens: add('inputTokens'), outputTokens: add('outputTokens'), totalTokens: add('totalTokens'), reasoningTokens: add('reasoningTokens'), cachedInputTokens: add('cachedInputTokens') };
+}
+
 function usageOf(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }): Usage {
   const inputTokens = usage.inputTokens ?? 0;
   const outputTokens = usage.outputTokens ?? 0;
@@ -506,10 +595,11 @@ function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> 
 }
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
-function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>): RunRow {
+function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>, parent?: RunRow): RunRow {
   return {
-    id, agentName, agentVersion, sessionId: request.sessionId ?? null, status: 'Running', kind: 'Interactive', isStreaming: request.isStreaming,
+    id, agentName, agentVersion, sessionId: request.sessionId ?? null, status: 'Running', kind: parent ? 'Child' : 'Interactive', isStreaming: request.isStreaming,
     startedAt: new Date().toISOString(), completedAt: null, durationMs: null, usage: ZERO_USAGE, cost: null, modelProvider: null, model: null,
-    errorType: null, errorMessage: null, parentRunId: null, rootRunId: id, depth: 0, userId: null, labels: {},
+    errorType: null, errorMessage: null, parentRunId: parent?.id ?? null, rootRunId: parent?.rootRunId ?? id, depth: parent ? parent.depth + 1 : 0,
+    userId: null, labels: {},
   };
 }

@@ -45,6 +45,8 @@ function updateToProto(update: RunUpdate): pb.StartRunResponse {
       return { update: { $case: 'toolCall', value: { toolCallId: update.toolCallId, toolName: update.toolName, args: update.args } } };
     case 'tool-result':
       return { update: { $case: 'toolResult', value: { toolCallId: update.toolCallId, result: update.result } } };
+    case 'child-run':
+      return { update: { $case: 'childRun', value: { runId: update.runId, agentName: update.agentName } } };
     case 'finished':
       return { update: { $case: 'finished', value: { run: runToProto(update.run), outputText: update.outputText } } };
     case 'failed':

@@ -225,6 +225,9 @@ export const runRoutes = [
             case 'toolResult':
               stream.send('update', { type: 'tool-result', toolCallId: update.value.toolCallId, result: update.value.result ?? null });
               break;
+            case 'childRun':
+              stream.send('update', { type: 'child-run', runId: update.value.runId, agentName: update.value.agentName });
+              break;
             case 'finished': {
               const finished = runJson(update.value.run);
               stream.send('done', { runId: finished.id, status: finished.status, usage: finished.usage, cost: finished.cost, output: { text: update.value.outputText } });

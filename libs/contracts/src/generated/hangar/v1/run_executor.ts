@@ -100,6 +100,11 @@ export interface ToolResult {
   result: any | undefined;
 }
 
+export interface ChildRun {
+  runId: string;
+  agentName: string;
+}
+
 export interface RunFinished {
   run: RunRecord | undefined;
   outputText: string;
@@ -119,6 +124,7 @@ export interface StartRunResponse {
     | { $case: "toolResult"; value: ToolResult }
     | { $case: "finished"; value: RunFinished }
     | { $case: "failed"; value: RunFailed }
+    | { $case: "childRun"; value: ChildRun }
     | undefined;
 }
 
@@ -1340,6 +1346,73 @@ export const ToolResult: MessageFns<ToolResult> = {
   },
 };
 
+function createBaseChildRun(): ChildRun {
+  return { runId: "", agentName: "" };
+}
+
+export const ChildRun: MessageFns<ChildRun> = {
+  encode(message: ChildRun, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(18).string(message.agentName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChildRun {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChildRun();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ChildRun>): ChildRun {
+    return ChildRun.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChildRun>): ChildRun {
+    const message = createBaseChildRun();
+    message.runId = object.runId ?? "";
+    message.agentName = object.agentName ?? "";
+    return message;
+  },
+};
+
 function createBaseRunFinished(): RunFinished {
   return { run: undefined, outputText: "" };
 }
@@ -1511,6 +1584,9 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
       case "failed":
         RunFailed.encode(message.update.value, writer.uint32(50).fork()).join();
         break;
+      case "childRun":
+        ChildRun.encode(message.update.value, writer.uint32(58).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1576,6 +1652,14 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
             message.update = { $case: "failed", value: RunFailed.decode(reader, reader.uint32()) };
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.update = { $case: "childRun", value: ChildRun.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1627,6 +1711,12 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
       case "failed": {
         if (object.update?.value !== undefined && object.update?.value !== null) {
           message.update = { $case: "failed", value: RunFailed.fromPartial(object.update.value) };
+        }
+        break;
+      }
+      case "childRun": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "childRun", value: ChildRun.fromPartial(object.update.value) };
         }
         break;
       }
