@@ -1,5 +1,6 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { expectProblem, type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
+import { type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** SPEC "Agents" rules 1–8 and the error statuses of those routes, over HTTP against all-in-one. */

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { allInOneModules } from '@hangar/all-in-one';
 import { attachmentMigrations, type AttachmentDatabase } from '@hangar/attachment';
-import { expectProblem, type HangarUnderTest, type HttpResult, startHangar, TEST_TOKEN } from '@hangar/testing';
+import { type HangarUnderTest, type HttpResult, startHangar, TEST_TOKEN } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** SPEC "Attachments" rules 1–4 and API.md's shapes, over HTTP against all-in-one. */

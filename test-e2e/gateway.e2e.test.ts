@@ -1,6 +1,7 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import { isLoopback } from '@hangar/gateway';
-import { createJwtIssuer, expectProblem, type HangarUnderTest, httpRequest, type HttpResult, startHangar } from '@hangar/testing';
+import { createJwtIssuer, type HangarUnderTest, httpRequest, type HttpResult, startHangar } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

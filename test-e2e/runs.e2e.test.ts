@@ -1,7 +1,6 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import {
-  createJwtIssuer, expectProblem, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI,
-} from '@hangar/testing';
+import { createJwtIssuer, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Runs over SSE and JSON against a mock OpenAI-compatible upstream: recording, events, fallbacks, breaker, tools. */

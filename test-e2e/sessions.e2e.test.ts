@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { allInOneModules } from '@hangar/all-in-one';
 import { SessionServiceDefinition } from '@hangar/contracts';
 import { createServiceClient, HangarError, type Caller } from '@hangar/platform';
-import { createJwtIssuer, expectProblem, FIXTURE_RUN_AUTHORIZATION, type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
+import { createJwtIssuer, FIXTURE_RUN_AUTHORIZATION, type HangarUnderTest, type HttpResult, startHangar } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { createChannel, type Channel } from 'nice-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
 import { loadConfig, startProcess, type HangarModule, type RunningProcess } from '@hangar/platform';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 import type { EngineName } from './engines.js';
@@ -100,9 +99,3 @@ function deepMerge(base: Record<string, any>, over: Record<string, any>): Record
   return result;
 }
 
-/** Asserts an RFC 9457 problem+json answer with the given status and errorType. */
-export function expectProblem(result: HttpResult, status: number, errorType: string) {
-  expect(result.status, result.text).toBe(status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(result.body).toMatchObject({ status, errorType });
-}

@@ -114,13 +114,23 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
   }
 
+  /**
+   * Events are written in order on a per-run queue, so the caller's stream never waits for the
+   * store; each is published only once stored, and the run waits for the queue before it ends.
+   */
   function createEventWriter(runId: string) {
     let seq = 0;
-    return async (type: string, data: Record<string, unknown>) => {
-      const event = await record(`event ${type}`, () => repository.appendEvent(runId, ++seq, type, data));
-      // Published only once stored: a reader that missed it finds it in the table.
-      if (event) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
+    let queue: Promise<void> = Promise.resolve();
+    const emit = (type: string, data: Record<string, unknown>) => {
+      const next = ++seq;
+      queue = queue.then(async () => {
+        const event = await record(`event ${type}`, () => repository.appendEvent(runId, next, type, data));
+        // A reader that missed the publication finds the event in the table.
+        if (event) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
+      });
+      return queue;
     };
+    return { emit, drained: () => queue };
   }
 
   function checkParameters(definition: AgentDefinition, parameters: StartRunRequest['parameters']): Map<string, string> {
@@ -254,7 +264,8 @@ export function createRunEngine(deps: RunEngineDeps) {
           repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters, attachments: request.attachments }),
         );
       }
-      const emit = createEventWriter(runId);
+      const events = createEventWriter(runId);
+    const emit = events.emit;
       await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
       yield { type: 'started', run };
 
@@ -331,7 +342,7 @@ export function createRunEngine(deps: RunEngineDeps) {
               case 'text-delta':
                 produced = true;
                 outputText += part.text;
-                if (config.RunRecording.RecordMessageDeltas) await emit('message.delta', { text: part.text });
+                if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: part.text });
                 yield { type: 'text-delta', text: part.text };
                 break;
               case 'tool-call':
@@ -399,6 +410,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         }
       }
       const status = !failure ? 'Completed' : failure.errorType === 'canceled' ? 'Canceled' : 'Failed';
+      await events.drained();
       const finished =
         (await record('run completion', () =>
           repository.finish(runId, { status, usage, cost, prices, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null }),
@@ -431,6 +443,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     let wake: (() => void) | undefined;
     const subscription = await deps.pubsub.subscribe(`run:${runId}`, () => wake?.());
     let last = afterSeq;
+    let finishedAt: number | undefined;
     try {
       while (!signal.aborted) {
         for (const event of await repository.events(runId, last)) {
@@ -439,10 +452,11 @@ export function createRunEngine(deps: RunEngineDeps) {
           if (TERMINAL_EVENTS.has(event.type)) return;
         }
         const run = await repository.get(caller.tenantId, runId);
-        if (!run || TERMINAL_STATUSES.has(run.status)) {
-          // Finished without a terminal event left in the table (it may have been purged): one last read.
-          for (const event of await repository.events(runId, last)) yield event;
-          return;
+        if (!run) return;
+        if (TERMINAL_STATUSES.has(run.status)) {
+          // The terminal event follows the finished row closely; if it never comes (purged), stop anyway.
+          finishedAt ??= Date.now();
+          if (Date.now() - finishedAt > 2 * config.Hangar.Api.RunEventPollInterval) return;
         }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, config.Hangar.Api.RunEventPollInterval);
