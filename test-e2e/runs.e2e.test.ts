@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
+import { createRunRepository, runMigrations, type RunDatabase } from '@hangar/run-executor';
+import { sql } from '@hangar/storage';
 import { createJwtIssuer, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +61,8 @@ beforeAll(async () => {
       },
       Pricing: { Currency: 'EUR', mock: { priced: { Input: 2, Output: 8, CachedInput: 1 } } },
       Preflight: { Enabled: true },
+      Scheduling: { PollInterval: '200ms', LeaseDuration: '2s' },
+      AsyncRun: { MaxAttempts: 2 },
       Tenancy: { Enabled: true, AllowHeaderResolution: true },
     },
   });
@@ -381,6 +386,57 @@ describe('child agents', () => {
   });
 });
 
+describe('queued runs', () => {
+  const waitForStatus = async (runId: string, statuses: string[]) => {
+    for (let tries = 0; tries < 150; tries += 1) {
+      const run = (await hangar.request('GET', `/api/runs/${runId}`)).body;
+      if (statuses.includes(run.status)) return run;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`run ${runId} never reached ${statuses.join('/')}`);
+  };
+
+  it('answers Prefer: respond-async with 202 and a Location, and the job worker completes the run', async () => {
+    const accepted = await hangar.request('POST', '/api/agents/plain/run', { body: { message: 'later please' }, headers: { prefer: 'respond-async' } });
+    expect(accepted.status, accepted.text).toBe(202);
+    const runId = accepted.body.runId;
+    expect(accepted.body).toEqual({ runId, status: 'Queued', statusUrl: `/api/runs/${runId}`, eventsUrl: `/api/runs/${runId}/events` });
+    expect(accepted.headers.get('location')).toBe(`/api/runs/${runId}`);
+    const done = await waitForStatus(runId, ['Completed', 'Failed']);
+    expect(done).toMatchObject({ status: 'Completed', kind: 'Async', isStreaming: false, usage: { totalTokens: 15 } });
+    expect((await call('GET', `/api/runs/${runId}/events`)).frames.at(-1)!.event).toBe('run.completed');
+  });
+
+  /** A run queued by a worker that died holding the lease (written as that worker would have left it). */
+  async function orphanedJob(attempts: number) {
+    const { db, schema } = await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+    const runId = randomUUID();
+    const repository = createRunRepository(db, schema);
+    await repository.insert('default', { id: runId, agentName: 'plain', agentVersion: 1, sessionId: null, kind: 'Async', isStreaming: false, rootRunId: runId, parentRunId: null, depth: 0, userId: null, labels: {} }, 'Queued');
+    await db
+      .insertInto('jobs')
+      .values({
+        id: runId, tenant_id: 'default', run_id: runId, status: 'leased', attempts, lease_owner: 'worker-that-died',
+        lease_expires_at: new Date(Date.now() - 1000), last_error: null,
+        payload: sql`${JSON.stringify({ caller: { tenantId: 'default', actor: 'auth-token', role: 'Admin' }, request: { agentName: 'plain', messages: [{ role: 'user', content: 'orphaned' }], parameters: [], isStreaming: false, attachments: [] } })}::jsonb`,
+      })
+      .execute();
+    return { runId, job: () => db.selectFrom('jobs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow() };
+  }
+
+  it('takes over the expired lease of a dead worker and completes the run', async () => {
+    const { runId, job } = await orphanedJob(1);
+    expect((await waitForStatus(runId, ['Completed', 'Failed'])).status).toBe('Completed');
+    expect(await job()).toMatchObject({ status: 'done', attempts: 2, lease_owner: null });
+  });
+
+  it('fails the run as worker_lost when the attempts are used up', async () => {
+    const { runId, job } = await orphanedJob(2);
+    expect(await waitForStatus(runId, ['Completed', 'Failed'])).toMatchObject({ status: 'Failed', errorType: 'worker_lost' });
+    expect((await job()).status).toBe('failed');
+  });
+});
+
 describe('feedback', () => {
   it('creates, updates by same author and name, lists and deletes scores', async () => {
     const runId = (await run('plain', { message: 'rate me' })).frames[0].data.runId;
@@ -451,7 +507,8 @@ describe('refused runs record nothing', () => {
     ['a missing required parameter', 'param', { message: 'a' }, {}, 400, 'validation_failed'],
     ['an unknown parameter', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'x' }, { name: 'mood', value: 'y' }] }, {}, 400, 'validation_failed'],
     ['a bad session id', 'plain', { message: 'a', sessionId: 'no spaces allowed' }, {}, 400, 'validation_failed'],
-    ['Prefer: respond-async', 'plain', { message: 'a' }, { prefer: 'respond-async' }, 501, 'not_implemented'],
+    ['a queued run for an unknown agent', 'nobody', { message: 'a' }, { prefer: 'respond-async' }, 404, 'not_found'],
+    ['a queued run with a missing parameter', 'param', { message: 'a' }, { prefer: 'respond-async' }, 400, 'validation_failed'],
     ['an unknown attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
     ['a repeated attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
     ['a factory agent', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],

@@ -42,6 +42,8 @@ type Announce = (update: RunUpdate | { type: 'child-completed'; runId: string; s
 
 interface ExecutionContext {
   signal: AbortSignal;
+  /** A queued run whose row exists already (status Queued): the worker executes it. */
+  queuedRunId?: string;
   /** Set for a child run: its parent, and the budget of the whole tree. */
   parent?: { run: RunRow; budget: TreeBudget };
 }
@@ -68,6 +70,8 @@ export interface AgentLoader {
 }
 
 const SCORE_KINDS = ['Numeric', 'Boolean', 'Categorical'] as const;
+/** Pub/sub channel that wakes job workers when a run is queued. */
+export const JOBS_CHANNEL = 'jobs:run';
 const TREE_LIMIT = 200;
 
 export interface SessionGateway {
@@ -218,14 +222,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
   }
 
-  function start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
-    return execute(caller, request, { signal: callSignal });
-  }
-
-  async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
-    const callSignal = context.signal;
-    const parent = context.parent?.run;
-    const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
+  /** Every check that refuses a run before it exists (404, 400, 403, 501), and what the run needs. */
+  async function prepare(caller: Caller, request: StartRunRequest) {
     const { definition, version } = await deps.agents.load(caller, request.agentName);
     const parameters = checkParameters(definition, request.parameters);
     if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
@@ -243,14 +241,25 @@ export function createRunEngine(deps: RunEngineDeps) {
         );
       }
     }
+    return { definition, version, parameters, attachments, history };
+  }
+
+  function start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
+    return execute(caller, request, { signal: callSignal });
+  }
+
+  async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
+    const callSignal = context.signal;
+    const parent = context.parent?.run;
+    const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
+    const { definition, version, parameters, attachments, history } = await prepare(caller, request);
     const controller = new AbortController();
     const signal = controller.signal;
     const stopWithCaller = () => controller.abort();
     callSignal.addEventListener('abort', stopWithCaller, { once: true });
 
-    const runId = randomUUID();
-    const started = await record('run row', () =>
-      repository.insert(caller.tenantId, {
+    const runId = context.queuedRunId ?? randomUUID();
+    const started = await record('run row', () => context.queuedRunId ? repository.markRunning(runId) : repository.insert(caller.tenantId, {
         id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: parent ? 'Child' : 'Interactive',
         isStreaming: request.isStreaming, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.id ?? null, depth: parent ? parent.depth + 1 : 0,
         userId: caller.userId ?? null, labels: {},
@@ -493,6 +502,46 @@ export function createRunEngine(deps: RunEngineDeps) {
     start,
     events,
     get: requireRun,
+
+    /** `Prefer: respond-async`: the same refusals as a run, then a Queued run row and its job. */
+    async enqueue(caller: Caller, request: StartRunRequest): Promise<RunRow> {
+      if (!config.AsyncRun.Enabled) throw new HangarError('notImplemented', 'queued runs are switched off (AsyncRun:Enabled)');
+      const { definition, version } = await prepare(caller, request);
+      const runId = randomUUID();
+      const run = await repository.enqueue(
+        caller.tenantId,
+        { id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: 'Async', isStreaming: false, rootRunId: runId, parentRunId: null, depth: 0, userId: caller.userId ?? null, labels: {} },
+        { caller, request },
+      );
+      await deps.pubsub.publish(JOBS_CHANNEL, runId);
+      return run;
+    },
+
+    /** Executes a leased job's run; a refusal now (the agent was deleted meanwhile) fails the run. */
+    async runQueued(job: { runId: string; payload: unknown }, signal: AbortSignal): Promise<RunRow | undefined> {
+      const { caller, request } = job.payload as { caller: Caller; request: StartRunRequest };
+      let last: RunRow | undefined;
+      try {
+        for await (const update of execute(caller, request, { signal, queuedRunId: job.runId })) {
+          if (update.type === 'finished' || update.type === 'failed') last = update.run;
+        }
+      } catch (error) {
+        const refusal = error instanceof HangarError ? error : undefined;
+        last = await repository.finish(job.runId, {
+          status: 'Failed', usage: ZERO_USAGE, cost: null, prices: { input: null, output: null, cachedInput: null },
+          errorType: refusal?.errorType ?? 'internal_error', errorMessage: refusal?.message ?? 'the queued run could not start',
+        });
+      }
+      return last;
+    },
+
+    /** A job whose attempts ran out after its workers died: its run ends as Failed. */
+    async abandonQueued(runId: string) {
+      return repository.finish(runId, {
+        status: 'Failed', usage: ZERO_USAGE, cost: null, prices: { input: null, output: null, cachedInput: null },
+        errorType: 'worker_lost', errorMessage: 'the worker executing this queued run stopped (AsyncRun:MaxAttempts reached)',
+      });
+    },
 
     /** The whole tree, resolved from the root whichever member is named; truncated at 200 runs. */
     async tree(caller: Caller, runId: string): Promise<RunRow[]> {

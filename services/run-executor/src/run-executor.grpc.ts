@@ -77,6 +77,18 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
       );
       for await (const update of updates) yield updateToProto(update);
     },
+    async enqueueRun({ run: request }, { caller }) {
+      if (!request) throw validationError('run is required', [{ path: 'run', message: 'is required' }]);
+      const run = await engine.enqueue(caller, {
+        agentName: request.agentName,
+        sessionId: request.sessionId,
+        messages: request.messages,
+        parameters: request.parameters,
+        isStreaming: false,
+        attachments: request.attachments,
+      });
+      return { run: runToProto(run) };
+    },
     async getRun({ runId }, { caller }) {
       return { run: runToProto(await engine.get(caller, runId)) };
     },

@@ -3,6 +3,7 @@ import { createChannel, createServiceClient, grpcServiceModule, HangarError } fr
 import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import { createModelResolver } from './providers/model-providers.js';
+import { createJobWorker } from './job-worker.js';
 import { createRunEngine } from './run-engine.service.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunRepository, type RunDatabase } from './run.repository.js';
@@ -86,8 +87,25 @@ export const runExecutorModule = grpcServiceModule({
       },
     });
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
+    const scheduling = config.Scheduling;
+    const worker = scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
+      ? createJobWorker({
+          repository,
+          engine,
+          pubsub: engines.pubsub,
+          logger,
+          settings: {
+            pollIntervalMs: scheduling.PollInterval,
+            leaseMs: scheduling.LeaseDuration,
+            maxConcurrentJobs: scheduling.MaxConcurrentJobs,
+            maxAttempts: config.AsyncRun.MaxAttempts,
+          },
+        })
+      : undefined;
+    await worker?.start();
     return {
       close: async () => {
+        await worker?.stop();
         registryChannel.close();
         sessionChannel.close();
         attachmentChannel.close();

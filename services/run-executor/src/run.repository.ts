@@ -45,6 +45,20 @@ export interface RunDatabase {
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
+  jobs: {
+    id: string;
+    tenant_id: string;
+    run_id: string;
+    lane: Generated<string>;
+    payload: unknown;
+    status: 'queued' | 'leased' | 'done' | 'failed';
+    attempts: Generated<number>;
+    lease_owner: string | null;
+    lease_expires_at: Date | null;
+    last_error: string | null;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+  };
   run_scores: {
     id: string;
     run_id: string;
@@ -59,6 +73,14 @@ export interface RunDatabase {
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
+}
+
+export interface LeasedJob {
+  id: string;
+  tenantId: string;
+  runId: string;
+  payload: unknown;
+  attempts: number;
 }
 
 export interface ScoreRow {
@@ -204,6 +226,36 @@ function toRun(row: Selected): RunRow {
 
 const jsonb = (value: unknown) => sql<any>`${JSON.stringify(value)}::jsonb`;
 
+export interface NewRun {
+  id: string;
+  agentName: string;
+  agentVersion: number | null;
+  sessionId: string | null;
+  kind: RunKind;
+  isStreaming: boolean;
+  rootRunId: string;
+  parentRunId: string | null;
+  depth: number;
+  userId: string | null;
+  labels: Record<string, string>;
+}
+
+async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun, status: RunStatus): Promise<RunRow> {
+  const row = await db
+    .insertInto('runs')
+    .values({
+      id: run.id, tenant_id: tenantId, agent_name: run.agentName, agent_version: run.agentVersion, session_id: run.sessionId,
+      status: RUN_STATUSES.indexOf(status), kind: run.kind, is_streaming: run.isStreaming, root_run_id: run.rootRunId,
+      parent_run_id: run.parentRunId, depth: run.depth, user_id: run.userId, labels: jsonb(run.labels), completed_at: null,
+      input_cost: null, output_cost: null, cached_input_cost: null, total_cost: null, cost_currency: null,
+      input_price_per_mtok: null, output_price_per_mtok: null, cached_input_price_per_mtok: null,
+      model_provider: null, model: null, error_type: null, error_message: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toRun(row as Selected);
+}
+
 /** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
 export interface ReadViewTarget {
   schema: string;
@@ -254,22 +306,59 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         from ${sql.id(runsSchema)}.runs r`.execute(db);
     },
 
-    async insert(tenantId: string, run: {
-      id: string; agentName: string; agentVersion: number | null; sessionId: string | null; kind: RunKind; isStreaming: boolean;
-      rootRunId: string; parentRunId: string | null; depth: number; userId: string | null; labels: Record<string, string>;
-    }): Promise<RunRow> {
-      const row = await db
-        .insertInto('runs')
-        .values({
-          id: run.id, tenant_id: tenantId, agent_name: run.agentName, agent_version: run.agentVersion, session_id: run.sessionId,
-          status: RUN_STATUSES.indexOf('Running'), kind: run.kind, is_streaming: run.isStreaming, root_run_id: run.rootRunId,
-          parent_run_id: run.parentRunId, depth: run.depth, user_id: run.userId, labels: jsonb(run.labels), completed_at: null,
-          input_cost: null, output_cost: null, cached_input_cost: null, total_cost: null, cost_currency: null,
-          input_price_per_mtok: null, output_price_per_mtok: null, cached_input_price_per_mtok: null,
-          model_provider: null, model: null, error_type: null, error_message: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running') => insertRun(db, tenantId, run, status),
+
+    /** A queued run: its row (status Queued) and its job, together. */
+    async enqueue(tenantId: string, run: NewRun, payload: unknown): Promise<RunRow> {
+      return db.transaction().execute(async (trx) => {
+        const inserted = await insertRun(trx, tenantId, run, 'Queued');
+        await trx.insertInto('jobs').values({ id: run.id, tenant_id: tenantId, run_id: run.id, payload: jsonb(payload), status: 'queued', lease_owner: null, lease_expires_at: null, last_error: null }).execute();
+        return inserted;
+      });
+    },
+
+    /**
+     * Leases up to `limit` jobs that are queued or whose lease expired (a worker that died), skipping
+     * rows another worker is leasing right now.
+     */
+    async leaseJobs(owner: string, limit: number, leaseMs: number): Promise<LeasedJob[]> {
+      if (limit <= 0) return [];
+      const rows = await db
+        .updateTable('jobs')
+        .set({ status: 'leased', lease_owner: owner, lease_expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval`, attempts: sql`attempts + 1`, updated_at: sql`now()` })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('jobs')
+            .select('id')
+            .where((where) => where.or([where('status', '=', 'queued'), where.and([where('status', '=', 'leased'), where('lease_expires_at', '<', sql<Date>`now()`)])]))
+            .orderBy('created_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
+        .returning(['id', 'tenant_id', 'run_id', 'payload', 'attempts'])
+        .execute();
+      return rows.map((row) => ({ id: row.id, tenantId: row.tenant_id, runId: row.run_id, payload: row.payload, attempts: row.attempts }));
+    },
+
+    /** Extends a lease this worker still holds; false when it lost it. */
+    async heartbeat(jobId: string, owner: string, leaseMs: number): Promise<boolean> {
+      const result = await db
+        .updateTable('jobs')
+        .set({ lease_expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval`, updated_at: sql`now()` })
+        .where('id', '=', jobId)
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'leased')
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async finishJob(jobId: string, status: 'done' | 'failed', error: string | null) {
+      await db.updateTable('jobs').set({ status, last_error: error, lease_owner: null, lease_expires_at: null, updated_at: sql`now()` }).where('id', '=', jobId).execute();
+    },
+
+    async markRunning(runId: string): Promise<RunRow> {
+      const row = await db.updateTable('runs').set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()` }).where('id', '=', runId).returningAll().executeTakeFirstOrThrow();
       return toRun(row as Selected);
     },
 

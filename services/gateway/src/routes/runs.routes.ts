@@ -157,7 +157,7 @@ export const runRoutes = [
     method: 'post',
     path: '/api/agents/{name}/run',
     operationId: 'runAgent',
-    summary: 'Run an agent: SSE by default; one JSON response with Idempotency-Key; Prefer: respond-async is not available yet (501)',
+    summary: 'Run an agent: SSE by default; one JSON response with Idempotency-Key; Prefer: respond-async queues it (202)',
     tag: 'Agents',
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: AgentNameParams,
@@ -165,18 +165,31 @@ export const runRoutes = [
     runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
     responses: {
       200: { description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response', schema: RunResponseSchema },
+      202: {
+        description: 'Queued (Prefer: respond-async); Location names the run',
+        schema: z.object({ runId: z.uuid(), status: z.literal('Queued'), statusUrl: z.string(), eventsUrl: z.string() }).meta({ id: 'AcceptedRun' }),
+      },
       403: problemResponse('Denied, or another user’s session (session ownership)'),
       404: problemResponse('Unknown agent'),
       422: problemResponse('Content guard blocked the run (JSON mode)'),
-      501: problemResponse('A mode this build does not run yet (queued runs, factory agents)'),
+      501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
       503: problemResponse('No model provider could answer (JSON mode)'),
     },
-    async handler({ params, body, caller, request, response }, { runs }) {
+    async handler({ params, body, caller, request, response }, { runs, config }) {
+      const messages = body.messages ?? [{ role: 'user', content: body.message! }];
       if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
-        throw new HangarError('notImplemented', 'queued runs (Prefer: respond-async) are not available yet');
+        const { run: queued } = await runs.enqueueRun(
+          { run: { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: false, attachments: body.attachments ?? [] } },
+          { caller },
+        );
+        const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
+        return {
+          status: 202,
+          body: { runId: queued!.id, status: queued!.status, statusUrl, eventsUrl: `${statusUrl}/events` },
+          headers: { Location: statusUrl, 'Preference-Applied': 'respond-async' },
+        };
       }
       const oneResponse = request.get('idempotency-key') !== undefined;
-      const messages = body.messages ?? [{ role: 'user', content: body.message! }];
       const abort = new AbortController();
       response.once('close', () => {
         if (!response.writableFinished) abort.abort();

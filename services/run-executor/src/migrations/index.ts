@@ -84,4 +84,25 @@ export const runMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_jobs': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addColumn('lane', 'text', (column) => column.notNull().defaultTo('default'))
+        .addColumn('payload', 'jsonb', (column) => column.notNull())
+        // queued → leased → done | failed; an expired lease is taken over by another worker.
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'timestamptz')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+      await db.schema.createIndex('jobs_ready').on('jobs').columns(['status', 'created_at']).execute();
+    },
+  },
 };

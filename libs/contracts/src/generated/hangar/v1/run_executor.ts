@@ -240,6 +240,14 @@ export interface DeleteFeedbackRequest {
 export interface DeleteFeedbackResponse {
 }
 
+export interface EnqueueRunRequest {
+  run: StartRunRequest | undefined;
+}
+
+export interface EnqueueRunResponse {
+  run: RunRecord | undefined;
+}
+
 function createBaseChatMessage(): ChatMessage {
   return { role: "", content: "" };
 }
@@ -3237,6 +3245,118 @@ export const DeleteFeedbackResponse: MessageFns<DeleteFeedbackResponse> = {
   },
 };
 
+function createBaseEnqueueRunRequest(): EnqueueRunRequest {
+  return { run: undefined };
+}
+
+export const EnqueueRunRequest: MessageFns<EnqueueRunRequest> = {
+  encode(message: EnqueueRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      StartRunRequest.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnqueueRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnqueueRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = StartRunRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EnqueueRunRequest>): EnqueueRunRequest {
+    return EnqueueRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EnqueueRunRequest>): EnqueueRunRequest {
+    const message = createBaseEnqueueRunRequest();
+    message.run = (object.run !== undefined && object.run !== null)
+      ? StartRunRequest.fromPartial(object.run)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEnqueueRunResponse(): EnqueueRunResponse {
+  return { run: undefined };
+}
+
+export const EnqueueRunResponse: MessageFns<EnqueueRunResponse> = {
+  encode(message: EnqueueRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      RunRecord.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnqueueRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnqueueRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = RunRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EnqueueRunResponse>): EnqueueRunResponse {
+    return EnqueueRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EnqueueRunResponse>): EnqueueRunResponse {
+    const message = createBaseEnqueueRunResponse();
+    message.run = (object.run !== undefined && object.run !== null) ? RunRecord.fromPartial(object.run) : undefined;
+    return message;
+  },
+};
+
 /** Runs: execution against model providers, recording, and the run event log. */
 export type RunExecutorServiceDefinition = typeof RunExecutorServiceDefinition;
 export const RunExecutorServiceDefinition = {
@@ -3250,6 +3370,15 @@ export const RunExecutorServiceDefinition = {
       requestStream: false,
       responseType: StartRunResponse as typeof StartRunResponse,
       responseStream: true,
+      options: {},
+    },
+    /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
+    enqueueRun: {
+      name: "EnqueueRun",
+      requestType: EnqueueRunRequest as typeof EnqueueRunRequest,
+      requestStream: false,
+      responseType: EnqueueRunResponse as typeof EnqueueRunResponse,
+      responseStream: false,
       options: {},
     },
     getRun: {
@@ -3336,6 +3465,11 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: StartRunRequest,
     context: CallContext & CallContextExt,
   ): ServerStreamingMethodResult<DeepPartial<StartRunResponse>>;
+  /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
+  enqueueRun(
+    request: EnqueueRunRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<EnqueueRunResponse>>;
   getRun(request: GetRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetRunResponse>>;
   listRuns(request: ListRunsRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListRunsResponse>>;
   getRunInput(
@@ -3374,6 +3508,11 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<StartRunRequest>,
     options?: CallOptions & CallOptionsExt,
   ): AsyncIterable<StartRunResponse>;
+  /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
+  enqueueRun(
+    request: DeepPartial<EnqueueRunRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<EnqueueRunResponse>;
   getRun(request: DeepPartial<GetRunRequest>, options?: CallOptions & CallOptionsExt): Promise<GetRunResponse>;
   listRuns(request: DeepPartial<ListRunsRequest>, options?: CallOptions & CallOptionsExt): Promise<ListRunsResponse>;
   getRunInput(

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@hangar/platform';
+import type { PubSub, Subscription } from '@hangar/messaging';
+import type { RunRepository } from './run.repository.js';
+import { JOBS_CHANNEL, type RunEngine } from './run-engine.service.js';
+
+export interface JobWorkerSettings {
+  pollIntervalMs: number;
+  leaseMs: number;
+  maxConcurrentJobs: number;
+  maxAttempts: number;
+}
+
+/**
+ * Executes queued runs. Jobs are leased with `FOR UPDATE SKIP LOCKED`, so several workers share
+ * one table; a lease is renewed every third of its duration while the run goes on, and a lease
+ * that expires (its worker died) is taken over by the next worker that polls.
+ */
+export function createJobWorker(deps: { repository: RunRepository; engine: RunEngine; pubsub: PubSub; logger: Logger; settings: JobWorkerSettings }) {
+  const { repository, engine, logger, settings } = deps;
+  const owner = `worker-${randomUUID()}`;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let polling = false;
+  let timer: NodeJS.Timeout | undefined;
+  let subscription: Subscription | undefined;
+
+  async function work(job: Awaited<ReturnType<RunRepository['leaseJobs']>>[number]) {
+    if (job.attempts > settings.maxAttempts) {
+      await engine.abandonQueued(job.runId);
+      await repository.finishJob(job.id, 'failed', 'attempts exhausted');
+      return;
+    }
+    const controller = new AbortController();
+    const heartbeat = setInterval(() => {
+      repository.heartbeat(job.id, owner, settings.leaseMs).then(
+        (held) => {
+          if (!held) controller.abort(); // another worker took the job over
+        },
+        (error) => logger.warn({ err: error, jobId: job.id }, 'lease heartbeat failed'),
+      );
+    }, Math.max(100, Math.floor(settings.leaseMs / 3)));
+    try {
+      const run = await engine.runQueued(job, controller.signal);
+      await repository.finishJob(job.id, run?.status === 'Failed' ? 'failed' : 'done', run?.errorMessage ?? null);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function poll() {
+    if (stopped || polling) return;
+    polling = true;
+    try {
+      const jobs = await repository.leaseJobs(owner, settings.maxConcurrentJobs - inFlight.size, settings.leaseMs);
+      for (const job of jobs) {
+        const running: Promise<void> = work(job)
+          .catch((error) => logger.error({ err: error, jobId: job.id }, 'queued run failed'))
+          .finally(() => {
+            inFlight.delete(running);
+            void poll();
+          });
+        inFlight.add(running);
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'leasing jobs failed');
+    } finally {
+      polling = false;
+    }
+  }
+
+  return {
+    owner,
+    async start() {
+      subscription = await deps.pubsub.subscribe(JOBS_CHANNEL, () => void poll());
+      timer = setInterval(() => void poll(), settings.pollIntervalMs);
+      void poll();
+    },
+    /** Stops leasing and lets the runs it holds finish. */
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await subscription?.unsubscribe();
+      await Promise.all(inFlight);
+    },
+  };
+}
