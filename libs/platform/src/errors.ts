@@ -56,3 +56,8 @@ export const unauthorized = (message: string) => new HangarError('unauthorized',
 export function kindForHttpStatus(status: number): ErrorKind | undefined {
   return (Object.keys(ERROR_KINDS) as ErrorKind[]).find((kind) => ERROR_KINDS[kind].http === status);
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids typed uuid: anything else names no record (a 404, never a database error). */
+export const isUuid = (value: string) => UUID.test(value);

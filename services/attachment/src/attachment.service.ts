@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { HangarError, notFound, validationError, type Caller } from '@hangar/platform';
+import { HangarError, isUuid, notFound, validationError, type Caller } from '@hangar/platform';
 import type { AttachmentRepository, AttachmentRow } from './attachment.repository.js';
 import { createTextCheck, detectMediaType, isAllowedMediaType, SIGNATURE_BYTES } from './media-type.js';
 
@@ -8,7 +8,6 @@ export const CHUNK_BYTES = 256 * 1024;
 const CHUNKS_PER_READ = 4;
 const UNFINISHED_UPLOAD_AGE_MS = 60 * 60 * 1000;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface AttachmentSettings {
   maxBytes: number;
@@ -26,8 +25,6 @@ function cleanFileName(name: string): string {
   const cleaned = base.replace(/[\u0000-\u001F\u007F]/g, '').trim().slice(0, 255);
   return cleaned || 'file';
 }
-
-export const isAttachmentId = (id: string) => UUID.test(id);
 
 /** Regroups arbitrary incoming pieces into fixed-size chunks. */
 function createChunker(size: number) {
@@ -65,7 +62,7 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
     });
 
   async function get(caller: Caller, id: string): Promise<AttachmentRow> {
-    const attachment = isAttachmentId(id) ? await repository.get(caller.tenantId, id) : undefined;
+    const attachment = isUuid(id) ? await repository.get(caller.tenantId, id) : undefined;
     if (!attachment) throw notFound(`attachment ${id} not found`);
     return attachment;
   }
@@ -157,7 +154,7 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
     },
 
     async delete(caller: Caller, id: string): Promise<void> {
-      if (!isAttachmentId(id) || !(await repository.delete(caller.tenantId, id))) throw notFound(`attachment ${id} not found`);
+      if (!isUuid(id) || !(await repository.delete(caller.tenantId, id))) throw notFound(`attachment ${id} not found`);
     },
 
     async deleteSessionAttachments(caller: Caller, sessionId: string): Promise<number> {

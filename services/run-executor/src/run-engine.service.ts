@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { renderInstructions, type AgentDefinition } from '@hangar/contracts';
-import { conflict, HangarError, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import { conflict, HangarError, isUuid, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import { costOf, priceFor } from './pricing.js';
 import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
@@ -621,8 +621,6 @@ function filePart(attachment: AttachmentContent) {
 const attachmentReference = (attachment: AttachmentContent) => ({
   type: 'attachment', attachmentId: attachment.id, fileName: attachment.fileName, mediaType: attachment.mediaType,
 });
-
-const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 
 /** Tool names allow `[A-Za-z0-9_-]` only; agent names may also hold dots. */
 const agentToolName = (agentName: string) => `call_${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
