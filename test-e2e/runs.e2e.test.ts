@@ -584,3 +584,39 @@ describe('agent graph budgets', () => {
     expect(await response.text()).toContain('AgentGraph:MaxTotalRuns 1');
   });
 });
+
+describe('payload limits', () => {
+  let limited: HangarUnderTest;
+
+  beforeAll(async () => {
+    limited = await startHangar({
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        Tools: { DefaultMaxOutputBytes: 60 },
+        RunRecording: { MaxPayloadLength: 40 },
+      },
+    });
+    const created = await limited.request('POST', '/api/agents', { body: { name: 'tooly', model: { provider: 'mock', model: 'tooly' }, tools: ['clock'] } });
+    expect(created.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  it('cuts tool results to Tools:DefaultMaxOutputBytes for the model and records payloads up to RunRecording:MaxPayloadLength', async () => {
+    const ran = await limited.request('POST', '/api/agents/tooly/run', { body: { message: 'what time is it?' }, headers: { 'idempotency-key': 'k-limits' } });
+    expect(ran.status, ran.text).toBe(200);
+    const toolMessage = mock.requests.filter((request) => request.model === 'tooly').at(-1)!.messages.find((message) => message.role === 'tool')!;
+    const sent = String(toolMessage.content);
+    expect(Buffer.byteLength(sent, 'utf8')).toBeLessThanOrEqual(62); // the cut string, JSON-quoted
+    expect(sent).toMatch(/\[truncated \d+ bytes\]/);
+    const response = await fetch(`${limited.url}/api/runs/${ran.body.runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    const events = (await response.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    const completed = events.find((event) => event.type === 'tool.completed');
+    expect(completed.data.result).toMatchObject({ truncated: true, length: expect.any(Number), preview: expect.any(String) });
+    expect(completed.data.result.preview).toHaveLength(40);
+    expect(events.find((event) => event.type === 'message.completed').data.text).toBe('It is noon.');
+  });
+});

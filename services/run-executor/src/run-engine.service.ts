@@ -200,7 +200,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       tools[name] = tool({
         description: entry.description,
         inputSchema: jsonSchema(entry.inputSchema as never),
-        execute: (input) => withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name),
+        execute: async (input) =>
+          limitToolOutput(await withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name), config.Tools.DefaultMaxOutputBytes),
       });
     }
     return tools;
@@ -356,11 +357,11 @@ export function createRunEngine(deps: RunEngineDeps) {
                 break;
               case 'tool-call':
                 produced = true;
-                await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? part.input : null });
+                await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null });
                 yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
                 break;
               case 'tool-result':
-                await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? part.output : null });
+                await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null });
                 yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
                 break;
               case 'tool-error':
@@ -405,7 +406,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       budget.tokens += usage.totalTokens;
       budget.cost += cost?.total ?? 0;
       if (!failure) {
-        if (outputText) await emit('message.completed', { text: outputText });
+        if (outputText) await emit('message.completed', { text: recordable(outputText, config.RunRecording.MaxPayloadLength) });
         if (request.sessionId !== undefined) {
           await deps.sessions.append(caller, request.sessionId, [
             ...request.messages.map((message, index) => ({
@@ -621,6 +622,24 @@ function filePart(attachment: AttachmentContent) {
 const attachmentReference = (attachment: AttachmentContent) => ({
   type: 'attachment', attachmentId: attachment.id, fileName: attachment.fileName, mediaType: attachment.mediaType,
 });
+
+/** A recorded payload longer than `limit` characters (as JSON) becomes a marked preview. */
+function recordable(value: unknown, limit: number): unknown {
+  const json = JSON.stringify(value ?? null);
+  return json.length <= limit ? value ?? null : { truncated: true, length: json.length, preview: json.slice(0, limit) };
+}
+
+/** A tool result over `maxBytes` of UTF-8 (as JSON) reaches the model cut, with a note of what was cut. */
+function limitToolOutput(value: unknown, maxBytes: number | null): unknown {
+  if (maxBytes === null) return value;
+  const json = JSON.stringify(value ?? null);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes <= maxBytes) return value;
+  const note = `…[truncated ${bytes} bytes]`;
+  let cut = Buffer.from(json, 'utf8').subarray(0, Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8'))).toString('utf8');
+  while (Buffer.byteLength(cut + note, 'utf8') > maxBytes) cut = cut.slice(0, -1); // a split character decodes wider
+  return cut + note;
+}
 
 /** Tool names allow `[A-Za-z0-9_-]` only; agent names may also hold dots. */
 const agentToolName = (agentName: string) => `call_${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
