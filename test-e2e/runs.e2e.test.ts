@@ -620,3 +620,58 @@ describe('payload limits', () => {
     expect(events.find((event) => event.type === 'message.completed').data.text).toBe('It is noon.');
   });
 });
+
+describe('structured responses', () => {
+  let structured: HangarUnderTest;
+  const schema = { type: 'object', required: ['answer'], properties: { answer: { type: 'string' } }, additionalProperties: false };
+
+  beforeAll(async () => {
+    structured = await startHangar({
+      modules: allInOneModules(),
+      overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } }, StructuredResponse: { Enabled: true, MaxRepairAttempts: 1 } },
+    });
+    mock.script('json-fenced', [{ text: '```json\n{"anything": true}\n```' }]);
+    mock.script('json-repair', [{ text: 'not json at all' }, { text: '{"answer": "forty-two"}' }]);
+    mock.script('json-never', [{ text: '{"answer": 42}' }]);
+    for (const [name, model, responseFormat] of [
+      ['json-agent', 'json-fenced', { kind: 'Json' }],
+      ['schema-agent', 'json-repair', { kind: 'JsonSchema', schema }],
+      ['stubborn-agent', 'json-never', { kind: 'JsonSchema', schema }],
+    ] as const) {
+      const created = await structured.request('POST', '/api/agents', { body: { name, instructions: 'Answer.', model: { provider: 'mock', model }, responseFormat } });
+      expect(created.status, created.text).toBe(201);
+    }
+  });
+
+  afterAll(async () => {
+    await structured?.stop();
+  });
+
+  const json = (agentName: string) => structured.request('POST', `/api/agents/${agentName}/run`, { body: { message: 'answer me' }, headers: { 'idempotency-key': `k-${agentName}` } });
+
+  it('accepts JSON for a Json agent (a code fence around it is tolerated) and tells the model to answer in JSON', async () => {
+    const result = await json('json-agent');
+    expect(result.status, result.text).toBe(200);
+    expect(mock.requests.filter((request) => request.model === 'json-fenced').at(-1)!.messages[0].content).toBe('Answer.\n\nReply with JSON only.');
+  });
+
+  it('asks again after an invalid answer, within MaxRepairAttempts, and counts both calls', async () => {
+    const result = await json('schema-agent');
+    expect(result.status, result.text).toBe(200);
+    expect(result.body.output.text).toBe('{"answer": "forty-two"}');
+    expect(result.body.usage.totalTokens).toBe(30);
+    const calls = mock.requests.filter((request) => request.model === 'json-repair');
+    expect(calls).toHaveLength(2);
+    expect(String(calls[1].messages.at(-1)!.content)).toContain('That answer is not valid: it is not JSON');
+    expect(String(calls[0].messages[0].content)).toContain('"required":["answer"]');
+  });
+
+  it('fails the run after MaxRepairAttempts + 1 invalid answers', async () => {
+    const result = await json('stubborn-agent');
+    expect(result.status).toBe(503);
+    expect(result.body).toMatchObject({ errorType: 'invalid_structured_response' });
+    expect(result.body.detail).toContain('does not match the schema');
+    expect(mock.callsTo('json-never')).toBe(2);
+    expect((await structured.request('GET', `/api/runs/${result.body.runId}`)).body).toMatchObject({ status: 'Failed', errorType: 'invalid_structured_response' });
+  });
+});

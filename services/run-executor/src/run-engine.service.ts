@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { renderInstructions, type AgentDefinition } from '@hangar/contracts';
 import { conflict, HangarError, isUuid, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
@@ -300,6 +301,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     };
     const tools = await toolsFor(definition, caller, () => run, budget, signal, announce);
     let graphLimit: string | undefined;
+    const structured = config.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
+    let structuredFailure: { errorType: string; message: string } | undefined;
+    const systemPrompt = [renderInstructions(definition.instructions, parameters), structured && structuredResponseHint(definition)].filter(Boolean).join('\n\n') || undefined;
       const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
       let usage: Usage = ZERO_USAGE;
       let outputText = '';
@@ -322,66 +326,82 @@ export function createRunEngine(deps: RunEngineDeps) {
         const timeout = resolved.settings.Timeout;
         const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
         let produced = false;
+        let attemptMessages = messages;
         try {
-          const result = streamText({
-            model: resolved.languageModel,
-            system: renderInstructions(definition.instructions, parameters) ?? undefined,
-            messages,
-            tools,
-            // Tree budgets are checked between model turns: the tree so far plus this run's steps.
-          stopWhen: [
-            stepCountIs(MAX_STEPS),
-            ({ steps }) => {
-              const spent = usageOf(sumUsage(steps.map((step) => step.usage)));
-              const cost = costOf(spent, priceFor(config.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
-              if (budget.tokens + spent.totalTokens > graph.maxTotalTokens) graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
-              else if (budget.cost + cost > graph.maxTotalCost) graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
-              return graphLimit !== undefined;
-            },
-          ],
-            maxRetries: resolved.settings.MaxRetries ?? 0,
-            abortSignal: callSignal,
-            temperature: settings.temperature,
-            topP: settings.topP,
-            maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
-            // Errors arrive as stream parts and are handled below; the SDK's default would print them.
-            onError: () => {},
-          });
-          for await (const part of result.fullStream) {
-            switch (part.type) {
-              case 'text-delta':
-                produced = true;
-                outputText += part.text;
-                if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: part.text });
-                yield { type: 'text-delta', text: part.text };
-                break;
-              case 'tool-call':
-                produced = true;
-                await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null });
-                yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
-                break;
-              case 'tool-result':
-                await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null });
-                yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
-                break;
-              case 'tool-error':
-                await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
-                yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
-                break;
-              case 'error':
-                throw part.error;
-              case 'abort':
-                // A timeout or a canceled run ends the stream with `abort` rather than an error.
-                throw new Error(signal.aborted ? 'aborted' : 'timed out');
-              case 'finish':
-                usage = usageOf(part.totalUsage);
-                break;
+          // A Json/JsonSchema answer that does not validate is asked for again, at most MaxRepairAttempts times.
+          for (let attempt = 0; ; attempt += 1) {
+            const result = streamText({
+              model: resolved.languageModel,
+              system: systemPrompt,
+              messages: attemptMessages,
+              tools,
+              // Tree budgets are checked between model turns: the tree so far plus this run's steps.
+              stopWhen: [
+                stepCountIs(MAX_STEPS),
+                ({ steps }) => {
+                  const spent = usageOf(sumUsage(steps.map((step) => step.usage)));
+                  const cost = costOf(spent, priceFor(config.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
+                  if (budget.tokens + spent.totalTokens > graph.maxTotalTokens) graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
+                  else if (budget.cost + cost > graph.maxTotalCost) graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
+                  return graphLimit !== undefined;
+                },
+              ],
+              maxRetries: resolved.settings.MaxRetries ?? 0,
+              abortSignal: callSignal,
+              temperature: settings.temperature,
+              topP: settings.topP,
+              maxOutputTokens: settings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
+              // Errors arrive as stream parts and are handled below; the SDK's default would print them.
+              onError: () => {},
+            });
+            for await (const part of result.fullStream) {
+              switch (part.type) {
+                case 'text-delta':
+                  produced = true;
+                  outputText += part.text;
+                  if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: part.text });
+                  yield { type: 'text-delta', text: part.text };
+                  break;
+                case 'tool-call':
+                  produced = true;
+                  await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null });
+                  yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
+                  break;
+                case 'tool-result':
+                  await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null });
+                  yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
+                  break;
+                case 'tool-error':
+                  await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
+                  yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
+                  break;
+                case 'error':
+                  throw part.error;
+                case 'abort':
+                  // A timeout or a canceled run ends the stream with `abort` rather than an error.
+                  throw new Error(signal.aborted ? 'aborted' : 'timed out');
+                case 'finish':
+                  usage = addUsage(usage, usageOf(part.totalUsage));
+                  break;
+              }
+              while (pending.length) yield pending.shift()!;
             }
-            while (pending.length) yield pending.shift()!;
+            const problem = structured?.(outputText);
+            if (!problem) break;
+            if (attempt >= config.StructuredResponse.MaxRepairAttempts) {
+              structuredFailure = { errorType: 'invalid_structured_response', message: problem };
+              break;
+            }
+            attemptMessages = [
+              ...attemptMessages,
+              { role: 'assistant', content: outputText },
+              { role: 'user', content: `That answer is not valid: ${problem}. Reply again with only the corrected JSON.` },
+            ];
+            outputText = '';
           }
           deps.breaker.success(key);
           answered = candidate;
-          failure = graphLimit ? { errorType: 'agent_graph_limit', message: graphLimit } : undefined;
+          failure = graphLimit ? { errorType: 'agent_graph_limit', message: graphLimit } : structuredFailure;
           break;
         } catch (error) {
           if (signal.aborted) {
@@ -622,6 +642,54 @@ function filePart(attachment: AttachmentContent) {
 const attachmentReference = (attachment: AttachmentContent) => ({
   type: 'attachment', attachmentId: attachment.id, fileName: attachment.fileName, mediaType: attachment.mediaType,
 });
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiledSchemas = new Map<string, ValidateFunction>();
+
+/**
+ * With `StructuredResponse:Enabled`, a `Json` agent must answer with JSON and a `JsonSchema` agent
+ * with JSON its schema accepts; the check returns what is wrong, or undefined. A single code fence
+ * around the JSON is tolerated.
+ */
+function structuredResponseCheck(definition: AgentDefinition): ((text: string) => string | undefined) | undefined {
+  const format = definition.responseFormat;
+  if (format.kind === 'Text') return undefined;
+  return (text) => {
+    const body = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text)?.[1] ?? text;
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return 'it is not JSON';
+    }
+    if (format.kind !== 'JsonSchema') return undefined;
+    const key = JSON.stringify(format.schema ?? {});
+    let validate = compiledSchemas.get(key);
+    if (!validate) {
+      try {
+        compiledSchemas.set(key, (validate = ajv.compile(format.schema ?? {})));
+      } catch (error) {
+        return `the agent's JSON Schema cannot be compiled (${(error as Error).message})`;
+      }
+    }
+    return validate(value) ? undefined : `it does not match the schema: ${ajv.errorsText(validate.errors)}`;
+  };
+}
+
+const structuredResponseHint = (definition: AgentDefinition) =>
+  definition.responseFormat.kind === 'JsonSchema'
+    ? `Reply with JSON only, matching this JSON Schema: ${JSON.stringify(definition.responseFormat.schema)}`
+    : 'Reply with JSON only.';
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}
 
 /** A recorded payload longer than `limit` characters (as JSON) becomes a marked preview. */
 function recordable(value: unknown, limit: number): unknown {
