@@ -60,7 +60,10 @@ describe.each(SQL_ENGINES)('attachment repository on %s', (engine) => {
     const loose = await store('t1', null, ['x']);
     const other = await store('t2', 's1', ['y']);
     const all = await repository.list('t1', { skip: 0, take: 200 });
-    expect(all[0].id).toBe(loose.id);
+    // Newest first; rows written in the same clock tick fall back to id order.
+    const expected = [...all].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? -1 : 1));
+    expect(all.map((row) => row.id)).toEqual(expected.map((row) => row.id));
+    expect(all.map((row) => row.id)).toContain(loose.id);
     expect(all.map((row) => row.id)).not.toContain(other.id);
     const inSession = await repository.list('t1', { sessionId: 's1', skip: 0, take: 200 });
     expect(inSession.every((row) => row.sessionId === 's1')).toBe(true);

@@ -67,10 +67,11 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
     await create('t1', 's-carol', 'carol', 'other-bot');
     await create('t1', 's-none', null, 'bot');
     const all = await repository.list('t1', { skip: 0, take: 50 });
-    expect(all[0].id).toBe('s-none');
     expect(all.map((session) => session.id)).toEqual(expect.arrayContaining(['s-1', 's-busy', 's-1-branch', 's-carol', 's-none']));
-    const updated = all.map((session) => Date.parse(session.updatedAt));
-    expect(updated).toEqual([...updated].sort((a, b) => b - a));
+    // Newest update first; sessions written in the same clock tick fall back to id order.
+    const expected = [...all].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || (a.id < b.id ? -1 : 1));
+    expect(all.map((session) => session.id)).toEqual(expected.map((session) => session.id));
+    expect(Date.parse(all[0].updatedAt)).toBeGreaterThanOrEqual(Date.parse(all.find((session) => session.id === 's-1')!.updatedAt));
     expect((await repository.list('t1', { agentName: 'other-bot', skip: 0, take: 50 })).map((session) => session.id)).toEqual(['s-carol']);
     expect((await repository.list('t1', { ownerId: 'alice', skip: 0, take: 50 })).map((session) => session.id).sort()).toEqual(['s-1', 's-1-branch']);
     expect(await repository.list('t1', { skip: 1, take: 2 })).toEqual(all.slice(1, 3));
