@@ -675,3 +675,50 @@ describe('structured responses', () => {
     expect((await structured.request('GET', `/api/runs/${result.body.runId}`)).body).toMatchObject({ status: 'Failed', errorType: 'invalid_structured_response' });
   });
 });
+
+describe('run reconciliation', () => {
+  let reconciling: HangarUnderTest;
+
+  beforeAll(async () => {
+    reconciling = await startHangar({
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { backup: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        RunReconciliation: { Enabled: true, HeartbeatInterval: '100ms', OrphanThreshold: '600ms', ScanInterval: '150ms' },
+      },
+    });
+    const created = await reconciling.request('POST', '/api/agents', { body: { name: 'patient', model: { provider: 'backup', model: 'hanging' } } });
+    expect(created.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await reconciling?.stop();
+  });
+
+  it('closes a run whose process stopped beating as Failed/orphaned, and leaves a live run alone', async () => {
+    const { db, schema } = await reconciling.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+    const orphanId = randomUUID();
+    await createRunRepository(db, schema).insert('default', {
+      id: orphanId, agentName: 'patient', agentVersion: 1, sessionId: null, kind: 'Interactive', isStreaming: true,
+      rootRunId: orphanId, parentRunId: null, depth: 0, userId: null, labels: {},
+    });
+    await db.updateTable('runs').set({ heartbeat_at: new Date(Date.now() - 60_000) }).where('id', '=', orphanId).execute();
+
+    const live = fetch(`${reconciling.url}/api/agents/patient/run`, {
+      method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'wait' }),
+    });
+    let liveRun: any;
+    for (let tries = 0; !liveRun && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      liveRun = (await reconciling.request('GET', '/api/runs?agentName=patient&status=Running')).body.find((run: any) => run.id !== orphanId);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1200)); // two thresholds: the live run keeps beating
+
+    expect((await reconciling.request('GET', `/api/runs/${orphanId}`)).body).toMatchObject({ status: 'Failed', errorType: 'orphaned', completedAt: expect.any(String) });
+    const events = await fetch(`${reconciling.url}/api/runs/${orphanId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(await events.text()).toContain('event: run.failed');
+    expect((await reconciling.request('GET', `/api/runs/${liveRun.id}`)).body.status).toBe('Running');
+    expect((await reconciling.request('POST', `/api/runs/${liveRun.id}/cancel`)).status).toBe(202);
+    await (await live).text();
+  });
+});

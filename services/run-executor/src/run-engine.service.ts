@@ -269,6 +269,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     active.set(runId, { rootRunId: run.rootRunId, controller });
+    const heartbeat = config.RunReconciliation.Enabled
+      ? setInterval(() => void record('run heartbeat', () => repository.heartbeatRun(runId)), config.RunReconciliation.HeartbeatInterval)
+      : undefined;
     try {
       if (config.RunRecording.RecordRunInput) {
         await record('run input', () =>
@@ -456,6 +459,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
       }
     } finally {
+      clearInterval(heartbeat);
       active.delete(runId);
       callSignal.removeEventListener('abort', stopWithCaller);
     }

@@ -42,6 +42,7 @@ export interface RunDatabase {
     depth: Generated<number>;
     user_id: string | null;
     labels: Generated<Record<string, string>>;
+    heartbeat_at: Date | null;
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
@@ -249,7 +250,7 @@ async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun,
       parent_run_id: run.parentRunId, depth: run.depth, user_id: run.userId, labels: jsonb(run.labels), completed_at: null,
       input_cost: null, output_cost: null, cached_input_cost: null, total_cost: null, cost_currency: null,
       input_price_per_mtok: null, output_price_per_mtok: null, cached_input_price_per_mtok: null,
-      model_provider: null, model: null, error_type: null, error_message: null,
+      model_provider: null, model: null, error_type: null, error_message: null, heartbeat_at: sql`now()`,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -357,8 +358,45 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       await db.updateTable('jobs').set({ status, last_error: error, lease_owner: null, lease_expires_at: null, updated_at: sql`now()` }).where('id', '=', jobId).execute();
     },
 
+    async heartbeatRun(runId: string) {
+      await db.updateTable('runs').set({ heartbeat_at: sql`now()` }).where('id', '=', runId).execute();
+    },
+
+    /**
+     * Closes interactive runs still `Running` whose executing process stopped beating, with a
+     * `run.failed` event after their last one. Queued runs are the job leases' business.
+     */
+    async failOrphans(thresholdMs: number, limit: number): Promise<string[]> {
+      return db.transaction().execute(async (trx) => {
+        const orphans = await trx
+          .updateTable('runs')
+          .set({ status: RUN_STATUSES.indexOf('Failed'), completed_at: sql`now()`, error_type: 'orphaned', error_message: 'the process executing this run stopped' })
+          .where('id', 'in', (eb) =>
+            eb
+              .selectFrom('runs')
+              .select('id')
+              .where('status', '=', RUN_STATUSES.indexOf('Running'))
+              .where('kind', '!=', 'Async')
+              .where(sql<boolean>`coalesce(heartbeat_at, started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
+              .limit(limit)
+              .forUpdate()
+              .skipLocked(),
+          )
+          .returning('id')
+          .execute();
+        for (const { id } of orphans) {
+          const last = await trx.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('seq')).where('run_id', '=', id).executeTakeFirst();
+          await trx
+            .insertInto('run_events')
+            .values({ run_id: id, seq: Number(last?.seq ?? 0) + 1, type: 'run.failed', data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }) })
+            .execute();
+        }
+        return orphans.map((orphan) => orphan.id);
+      });
+    },
+
     async markRunning(runId: string): Promise<RunRow> {
-      const row = await db.updateTable('runs').set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()` }).where('id', '=', runId).returningAll().executeTakeFirstOrThrow();
+      const row = await db.updateTable('runs').set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()`, heartbeat_at: sql`now()` }).where('id', '=', runId).returningAll().executeTakeFirstOrThrow();
       return toRun(row as Selected);
     },
 

@@ -105,4 +105,10 @@ export const runMigrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_ready').on('jobs').columns(['status', 'created_at']).execute();
     },
   },
+  '0004_run_heartbeats': {
+    async up(db: Kysely<any>) {
+      // Written while a run executes (RunReconciliation): a Running run without recent beats was orphaned.
+      await db.schema.alterTable('runs').addColumn('heartbeat_at', 'timestamptz').execute();
+    },
+  },
 };
