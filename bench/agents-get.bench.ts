@@ -21,7 +21,12 @@ try {
   const created = await fetch(`${hangar.url}/api/agents`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'bench-agent', instructions: 'Benchmark me.', model: { provider: 'demo', model: 'echo' }, tools: ['clock'] }),
+    body: JSON.stringify({
+      name: 'bench-agent',
+      instructions: 'Benchmark me.',
+      model: { provider: 'demo', model: 'echo' },
+      tools: ['clock'],
+    }),
   });
   if (created.status !== 201) throw new Error(`could not create the agent: ${created.status} ${await created.text()}`);
 

@@ -51,8 +51,12 @@ try {
     downloads.push(performance.now() - started);
     if (createHash('sha256').update(bytes).digest('hex') !== digest) throw new Error('download differs from upload');
   }
-  console.log(`20 MiB upload: median ${mibPerSecond(median(uploads)).toFixed(1)} MiB/s (${uploads.map((ms) => ms.toFixed(0)).join(', ')} ms)`);
-  console.log(`20 MiB download: median ${mibPerSecond(median(downloads)).toFixed(1)} MiB/s (${downloads.map((ms) => ms.toFixed(0)).join(', ')} ms)`);
+  console.log(
+    `20 MiB upload: median ${mibPerSecond(median(uploads)).toFixed(1)} MiB/s (${uploads.map((ms) => ms.toFixed(0)).join(', ')} ms)`,
+  );
+  console.log(
+    `20 MiB download: median ${mibPerSecond(median(downloads)).toFixed(1)} MiB/s (${downloads.map((ms) => ms.toFixed(0)).join(', ')} ms)`,
+  );
 
   const baseline = memoryKiB(gateway, 'VmRSS');
   let peak = baseline;

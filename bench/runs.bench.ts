@@ -12,7 +12,9 @@ const REPLY = 'Hangar streams this answer back one word at a time so that first 
 
 const mock = await startMockOpenAI();
 mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 } }));
-const hangar = await spawnAllInOne({ env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url } });
+const hangar = await spawnAllInOne({
+  env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url },
+});
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
 /** Reads a streamed response, noting when the first token and the end arrived. */
@@ -40,7 +42,11 @@ async function direct() {
 
 async function throughHangar() {
   const started = performance.now();
-  const response = await fetch(`${hangar.url}/api/agents/bench/run`, { method: 'POST', headers: auth, body: JSON.stringify({ message: 'hi' }) });
+  const response = await fetch(`${hangar.url}/api/agents/bench/run`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ message: 'hi' }),
+  });
   const offset = performance.now() - started;
   const { first, last } = await timed(response, (text) => text.includes('event: update'));
   return { first: first + offset, last: last + offset };
@@ -61,7 +67,11 @@ const summary = (label: string, samples: Array<{ first: number; last: number }>)
 };
 
 try {
-  const created = await fetch(`${hangar.url}/api/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'bench', model: { provider: 'mock', model: 'bench' } }) });
+  const created = await fetch(`${hangar.url}/api/agents`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'bench', model: { provider: 'mock', model: 'bench' } }),
+  });
   if (created.status !== 201) throw new Error(`agent: ${created.status} ${await created.text()}`);
   for (let warm = 0; warm < 20; warm += 1) await throughHangar();
 
@@ -99,7 +109,9 @@ try {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  console.log(`${CONCURRENCY} concurrent clients, JSON mode: ${completed} runs completed in ${seconds.toFixed(1)} s = ${(completed / seconds).toFixed(1)} runs/s (${failed} not completed)`);
+  console.log(
+    `${CONCURRENCY} concurrent clients, JSON mode: ${completed} runs completed in ${seconds.toFixed(1)} s = ${(completed / seconds).toFixed(1)} runs/s (${failed} not completed)`,
+  );
 } finally {
   await hangar.stop();
   await mock.close();

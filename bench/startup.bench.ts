@@ -18,4 +18,6 @@ for (let run = 0; run < RUNS; run += 1) {
   console.log(`run ${run + 1}: fresh data dir ${first.startupMs.toFixed(0)} ms, existing data dir ${second.startupMs.toFixed(0)} ms`);
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`all-in-one startup to first /api/meta 200 (median of ${RUNS}): fresh ${median(fresh).toFixed(0)} ms, existing ${median(warm).toFixed(0)} ms`);
+console.log(
+  `all-in-one startup to first /api/meta 200 (median of ${RUNS}): fresh ${median(fresh).toFixed(0)} ms, existing ${median(warm).toFixed(0)} ms`,
+);

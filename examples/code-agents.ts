@@ -9,8 +9,6 @@ export const concierge = defineAgent({
   tools: ['clock'],
 });
 
-export const greeter = agentFactory(
-  'greeter',
-  ({ tenantId }) => ({ instructions: `Greet the members of tenant ${tenantId} warmly.` }),
-  { description: 'Built per tenant at run time' },
-);
+export const greeter = agentFactory('greeter', ({ tenantId }) => ({ instructions: `Greet the members of tenant ${tenantId} warmly.` }), {
+  description: 'Built per tenant at run time',
+});

@@ -64,7 +64,12 @@ describe('rule 2: create', () => {
       name: 'support-bot',
       description: 'The support-bot agent',
       instructions: 'You are support-bot.',
-      model: { provider: 'demo', model: 'echo', fallbacks: [{ provider: 'catalogued', model: 'listed-model' }], providerSettings: { temperature: 0.2, maxOutputTokens: 1024 } },
+      model: {
+        provider: 'demo',
+        model: 'echo',
+        fallbacks: [{ provider: 'catalogued', model: 'listed-model' }],
+        providerSettings: { temperature: 0.2, maxOutputTokens: 1024 },
+      },
       tools: ['clock'],
       skills: [],
       agents: [],
@@ -88,7 +93,12 @@ describe('rule 2: create', () => {
 
   it.each([
     ['an unconfigured provider', { model: { provider: 'nowhere', model: 'x' } }, 'model.provider', 'model_not_found'],
-    ['an unconfigured fallback provider', { model: { provider: 'demo', model: 'echo', fallbacks: [{ provider: 'ghost', model: 'y' }] } }, 'model.fallbacks[0].provider', 'model_not_found'],
+    [
+      'an unconfigured fallback provider',
+      { model: { provider: 'demo', model: 'echo', fallbacks: [{ provider: 'ghost', model: 'y' }] } },
+      'model.fallbacks[0].provider',
+      'model_not_found',
+    ],
     ['an unknown tool', { tools: ['clock', 'teleport'] }, 'tools[1]', 'tool_not_found'],
     ['an unknown MCP tool', { tools: ['mcp:github/create_issue'] }, 'tools[0]', 'tool_not_found'],
     ['an unknown skill', { skills: ['pdf-reports'] }, 'skills[0]', 'skill_not_found'],
@@ -103,12 +113,16 @@ describe('rule 2: create', () => {
   });
 
   it('accepts a model the provider does not list (the catalog is informative)', async () => {
-    const result = await api('POST', '/api/agents', { body: definition('unlisted-model', { model: { provider: 'catalogued', model: 'brand-new' } }) });
+    const result = await api('POST', '/api/agents', {
+      body: definition('unlisted-model', { model: { provider: 'catalogued', model: 'brand-new' } }),
+    });
     expect(result.status, result.text).toBe(201);
   });
 
   it('accepts callable agents of both origins', async () => {
-    const result = await api('POST', '/api/agents', { body: definition('orchestrator', { agents: ['baseline', 'code-helper', 'code-factory'] }) });
+    const result = await api('POST', '/api/agents', {
+      body: definition('orchestrator', { agents: ['baseline', 'code-helper', 'code-factory'] }),
+    });
     expect(result.status, result.text).toBe(201);
     expect(result.body.agents).toEqual(['baseline', 'code-helper', 'code-factory']);
   });
@@ -156,7 +170,9 @@ describe('rule 3: update', () => {
     const before = await snapshot();
     const result = await api('PUT', '/api/agents/cycle-a', { body: definition('cycle-a', { agents: ['cycle-b'] }) });
     expectFullProblem(result, 400, 'validation_failed');
-    expect(result.body.errors).toContainEqual(expect.objectContaining({ code: 'call_graph_cycle', message: expect.stringContaining('cycle-a -> cycle-b -> cycle-a') }));
+    expect(result.body.errors).toContainEqual(
+      expect.objectContaining({ code: 'call_graph_cycle', message: expect.stringContaining('cycle-a -> cycle-b -> cycle-a') }),
+    );
     expect(await snapshot()).toBe(before);
   });
 });
@@ -169,10 +185,19 @@ describe('rule 1: list', () => {
     expect(names).toEqual([...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
     expect(names).toEqual(expect.arrayContaining(['baseline', 'code-helper', 'code-factory', 'opaque-factory', 'support-bot']));
     expect(result.body.find((agent: any) => agent.name === 'code-helper')).toEqual({
-      name: 'code-helper', description: 'A declarative code agent', origin: 'Code', model: { provider: 'demo', model: 'echo' }, version: null, updatedAt: null,
+      name: 'code-helper',
+      description: 'A declarative code agent',
+      origin: 'Code',
+      model: { provider: 'demo', model: 'echo' },
+      version: null,
+      updatedAt: null,
     });
     expect(result.body.find((agent: any) => agent.name === 'code-factory')).toMatchObject({ origin: 'Code', model: null, version: null });
-    expect(result.body.find((agent: any) => agent.name === 'baseline')).toMatchObject({ origin: 'Database', version: 1, model: { provider: 'demo', model: 'echo' } });
+    expect(result.body.find((agent: any) => agent.name === 'baseline')).toMatchObject({
+      origin: 'Database',
+      version: 1,
+      model: { provider: 'demo', model: 'echo' },
+    });
     expect(new Set(names).size).toBe(names.length);
   });
 });
@@ -182,21 +207,40 @@ describe('get', () => {
     const result = await api('GET', '/api/agents/support-bot');
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({
-      name: 'support-bot', origin: 'Database', isEditable: true, factoryInstructions: null,
+      name: 'support-bot',
+      origin: 'Database',
+      isEditable: true,
+      factoryInstructions: null,
       definition: { name: 'support-bot', version: 1, instructions: 'You are support-bot.' },
-      catalog: { description: 'The support-bot agent', model: { provider: 'demo', model: 'echo' }, tools: ['clock'], skills: [], agents: [] },
+      catalog: {
+        description: 'The support-bot agent',
+        model: { provider: 'demo', model: 'echo' },
+        tools: ['clock'],
+        skills: [],
+        agents: [],
+      },
     });
   });
 
   it('returns a declarative code agent with its in-memory definition including instructions', async () => {
     const result = await api('GET', '/api/agents/code-helper');
-    expect(result.body).toMatchObject({ origin: 'Code', isEditable: false, factoryInstructions: null, definition: { name: 'code-helper', instructions: 'Help with code.' } });
+    expect(result.body).toMatchObject({
+      origin: 'Code',
+      isEditable: false,
+      factoryInstructions: null,
+      definition: { name: 'code-helper', instructions: 'Help with code.' },
+    });
     expect(result.body.definition.version).toBeUndefined();
   });
 
   it('returns a factory agent with definition null and its instructions read best-effort', async () => {
     const built = await api('GET', '/api/agents/code-factory');
-    expect(built.body).toMatchObject({ origin: 'Code', isEditable: false, definition: null, factoryInstructions: 'Factory-built for default' });
+    expect(built.body).toMatchObject({
+      origin: 'Code',
+      isEditable: false,
+      definition: null,
+      factoryInstructions: 'Factory-built for default',
+    });
     const failing = await api('GET', '/api/agents/opaque-factory');
     expect(failing.status).toBe(200);
     expect(failing.body).toMatchObject({ definition: null, factoryInstructions: null });
@@ -308,9 +352,14 @@ describe('rule 8: validate', () => {
     expect(result.status).toBe(200);
     expect(result.body.valid).toBe(false);
     const codes = result.body.messages.map((message: any) => `${message.severity}:${message.code}:${message.path}`);
-    expect(codes).toEqual(expect.arrayContaining([
-      'Error:model_not_found:model.provider', 'Error:tool_not_found:tools[0]', 'Error:skill_not_found:skills[0]', 'Error:agent_not_found:agents[0]',
-    ]));
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        'Error:model_not_found:model.provider',
+        'Error:tool_not_found:tools[0]',
+        'Error:skill_not_found:skills[0]',
+        'Error:agent_not_found:agents[0]',
+      ]),
+    );
   });
 
   it('reports shape errors in the body, not as an HTTP error, when name and model are present', async () => {
@@ -321,12 +370,16 @@ describe('rule 8: validate', () => {
   });
 
   it('warns about a catalog-unlisted model and about an existing name, and still reports valid', async () => {
-    const result = await api('POST', '/api/agents/validate', { body: definition('baseline', { model: { provider: 'catalogued', model: 'unlisted' } }) });
+    const result = await api('POST', '/api/agents/validate', {
+      body: definition('baseline', { model: { provider: 'catalogued', model: 'unlisted' } }),
+    });
     expect(result.body.valid).toBe(true);
-    expect(result.body.messages).toEqual(expect.arrayContaining([
-      expect.objectContaining({ severity: 'Warning', code: 'model_not_in_catalog', path: 'model.model' }),
-      expect.objectContaining({ severity: 'Warning', code: 'name_conflict', path: 'name' }),
-    ]));
+    expect(result.body.messages).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ severity: 'Warning', code: 'model_not_in_catalog', path: 'model.model' }),
+        expect.objectContaining({ severity: 'Warning', code: 'name_conflict', path: 'name' }),
+      ]),
+    );
   });
 
   it('reports a code-defined name as an error', async () => {
@@ -336,8 +389,16 @@ describe('rule 8: validate', () => {
   });
 
   it('returns 400 only for an unreadable body or a missing name or model', async () => {
-    expectFullProblem(await api('POST', '/api/agents/validate', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
-    expectFullProblem(await api('POST', '/api/agents/validate', { body: { model: { provider: 'demo', model: 'echo' } } }), 400, 'validation_failed');
+    expectFullProblem(
+      await api('POST', '/api/agents/validate', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
+      400,
+      'validation_failed',
+    );
+    expectFullProblem(
+      await api('POST', '/api/agents/validate', { body: { model: { provider: 'demo', model: 'echo' } } }),
+      400,
+      'validation_failed',
+    );
     expectFullProblem(await api('POST', '/api/agents/validate', { body: { name: 'x' } }), 400, 'validation_failed');
     expectFullProblem(await api('POST', '/api/agents/validate', { body: [1, 2] }), 400, 'validation_failed');
   });
@@ -354,11 +415,27 @@ describe('bad input never writes and never gives a 5xx', () => {
     ['an unknown nested field', { name: 'extra', model: { provider: 'demo', model: 'echo', temp: 1 } }, 'model'],
     ['a missing model', { name: 'modelless' }, 'model'],
     ['an empty model name', { name: 'empty', model: { provider: 'demo', model: '' } }, 'model.model'],
-    ['a JsonSchema format without a schema', { name: 'fmt', model: { provider: 'demo', model: 'echo' }, responseFormat: { kind: 'JsonSchema' } }, 'responseFormat.schema'],
-    ['an unknown format kind', { name: 'fmt', model: { provider: 'demo', model: 'echo' }, responseFormat: { kind: 'Xml' } }, 'responseFormat.kind'],
+    [
+      'a JsonSchema format without a schema',
+      { name: 'fmt', model: { provider: 'demo', model: 'echo' }, responseFormat: { kind: 'JsonSchema' } },
+      'responseFormat.schema',
+    ],
+    [
+      'an unknown format kind',
+      { name: 'fmt', model: { provider: 'demo', model: 'echo' }, responseFormat: { kind: 'Xml' } },
+      'responseFormat.kind',
+    ],
     ['repeated tools', { name: 'dup', model: { provider: 'demo', model: 'echo' }, tools: ['clock', 'clock'] }, 'tools'],
-    ['repeated parameter names', { name: 'dup', model: { provider: 'demo', model: 'echo' }, parameters: [{ name: 'a' }, { name: 'a' }] }, 'parameters'],
-    ['providerSettings that is not an object', { name: 'ps', model: { provider: 'demo', model: 'echo', providerSettings: [1] } }, 'model.providerSettings'],
+    [
+      'repeated parameter names',
+      { name: 'dup', model: { provider: 'demo', model: 'echo' }, parameters: [{ name: 'a' }, { name: 'a' }] },
+      'parameters',
+    ],
+    [
+      'providerSettings that is not an object',
+      { name: 'ps', model: { provider: 'demo', model: 'echo', providerSettings: [1] } },
+      'model.providerSettings',
+    ],
   ];
 
   it.each(badBodies)('POST with %s → 400 naming the field', async (_case, body, path) => {
@@ -376,7 +453,13 @@ describe('bad input never writes and never gives a 5xx', () => {
     ['null', 'null', 'application/json', 400, 'validation_failed'],
     ['a form body', 'name=x', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
     ['plain text', 'hello', 'text/plain', 415, 'unsupported_media_type'],
-    ['a body over 1 MiB', JSON.stringify({ name: 'big', model: { provider: 'demo', model: 'echo' }, instructions: 'x'.repeat(1_100_000) }), 'application/json', 413, 'payload_too_large'],
+    [
+      'a body over 1 MiB',
+      JSON.stringify({ name: 'big', model: { provider: 'demo', model: 'echo' }, instructions: 'x'.repeat(1_100_000) }),
+      'application/json',
+      413,
+      'payload_too_large',
+    ],
   ])('POST with %s → documented status', async (_case, rawBody, contentType, status, errorType) => {
     const before = await snapshot();
     expectFullProblem(await api('POST', '/api/agents', { rawBody, headers: { 'content-type': contentType } }), status, errorType);
@@ -385,7 +468,11 @@ describe('bad input never writes and never gives a 5xx', () => {
 
   it('PUT with malformed JSON is refused and writes nothing', async () => {
     const before = await snapshot();
-    expectFullProblem(await api('PUT', '/api/agents/baseline', { rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
+    expectFullProblem(
+      await api('PUT', '/api/agents/baseline', { rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'validation_failed',
+    );
     expect(await snapshot()).toBe(before);
   });
 });

@@ -25,7 +25,15 @@ const png = (size: number) =>
     pngChunk('IDAT', randomBytes(size - 57)),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
-const exe = () => Buffer.concat([Buffer.from('MZ'), Buffer.alloc(58), Buffer.from([0x80, 0, 0, 0]), Buffer.alloc(64), Buffer.from('PE\0\0'), randomBytes(400)]);
+const exe = () =>
+  Buffer.concat([
+    Buffer.from('MZ'),
+    Buffer.alloc(58),
+    Buffer.from([0x80, 0, 0, 0]),
+    Buffer.alloc(64),
+    Buffer.from('PE\0\0'),
+    randomBytes(400),
+  ]);
 const wav = () => Buffer.concat([Buffer.from('RIFF'), Buffer.from([36, 0, 0, 0]), Buffer.from('WAVEfmt '), randomBytes(200)]);
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -35,7 +43,6 @@ function upload(bytes: Buffer, options: { fileName?: string; type?: string; sess
   const query = options.sessionId ? `?sessionId=${encodeURIComponent(options.sessionId)}` : '';
   return hangar.request('POST', `/api/attachments${query}`, { rawBody: form as never, headers: options.headers });
 }
-
 
 /** Bytes are removed asynchronously after an aborted stream; wait for the store to settle. */
 async function expectChunks(expected: number) {
@@ -49,11 +56,24 @@ function rawMultipart(body: Buffer, boundary = 'hangar-boundary'): Promise<HttpR
   const url = new URL(`${hangar.url}/api/attachments`);
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': `multipart/form-data; boundary=${boundary}` } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      },
       (response) => {
         let text = '';
         response.on('data', (chunk) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, headers: new Headers(response.headers as Record<string, string>), text, body: text ? JSON.parse(text) : undefined }));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode!,
+            headers: new Headers(response.headers as Record<string, string>),
+            text,
+            body: text ? JSON.parse(text) : undefined,
+          }),
+        );
       },
     );
     outgoing.on('error', reject);
@@ -74,7 +94,15 @@ beforeAll(async () => {
     overrides: { Attachments: { MaxBytes: MAX_BYTES }, Tenancy: { Enabled: true, AllowHeaderResolution: true } },
   });
   const { db } = await hangar.process.engines.storage.open<AttachmentDatabase>('attachments', attachmentMigrations);
-  storedChunks = async () => Number((await db.selectFrom('attachment_chunks').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).count);
+  storedChunks = async () =>
+    Number(
+      (
+        await db
+          .selectFrom('attachment_chunks')
+          .select((eb) => eb.fn.countAll().as('count'))
+          .executeTakeFirstOrThrow()
+      ).count,
+    );
 });
 
 afterAll(async () => {
@@ -87,8 +115,13 @@ describe('upload', () => {
     const result = await upload(bytes, { fileName: 'chart.png', type: 'image/png', sessionId: 'conv-a' });
     expect(result.status, result.text).toBe(201);
     expect(result.body).toEqual({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/), fileName: 'chart.png', mediaType: 'image/png', size: 5000,
-      sha256: sha256(bytes), sessionId: 'conv-a', createdAt: expect.any(String),
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      fileName: 'chart.png',
+      mediaType: 'image/png',
+      size: 5000,
+      sha256: sha256(bytes),
+      sessionId: 'conv-a',
+      createdAt: expect.any(String),
     });
     expect(result.headers.get('location')).toBe(`/api/attachments/${result.body.id}`);
   });
@@ -115,7 +148,12 @@ describe('upload', () => {
     ['an EXE renamed .png', exe(), 'evil.png', 'image/png'],
     ['a ZIP', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), randomBytes(300)]), 'archive.zip', 'application/zip'],
     ['unknown binary', Buffer.concat([Buffer.from([0, 1, 2, 3, 0xff, 0xfe]), randomBytes(300)]), 'blob.txt', 'text/plain'],
-    ['text that turns binary after the signature window', Buffer.concat([Buffer.from('a'.repeat(300_000)), Buffer.from([0, 0, 0])]), 'log.txt', 'text/plain'],
+    [
+      'text that turns binary after the signature window',
+      Buffer.concat([Buffer.from('a'.repeat(300_000)), Buffer.from([0, 0, 0])]),
+      'log.txt',
+      'text/plain',
+    ],
   ])('refuses %s with 415 and leaves no bytes', async (_case, bytes, fileName, type) => {
     const before = await storedChunks();
     const listed = (await hangar.request('GET', '/api/attachments?take=200')).body.length;
@@ -145,14 +183,20 @@ describe('upload', () => {
 
   it('refuses a multipart body cut off mid-stream with 400 and leaves no bytes', async () => {
     const before = await storedChunks();
-    const header = Buffer.from('--hangar-boundary\r\nContent-Disposition: form-data; name="file"; filename="cut.png"\r\nContent-Type: image/png\r\n\r\n');
+    const header = Buffer.from(
+      '--hangar-boundary\r\nContent-Disposition: form-data; name="file"; filename="cut.png"\r\nContent-Type: image/png\r\n\r\n',
+    );
     expectProblem(await rawMultipart(Buffer.concat([header, png(600_000)])), 400, 'validation_failed');
     await expectChunks(before);
   });
 
   it('refuses a non-multipart body with 415 and a malformed boundary with 400', async () => {
     expectProblem(await hangar.request('POST', '/api/attachments', { body: { file: 'x' } }), 415, 'unsupported_media_type');
-    expectProblem(await hangar.request('POST', '/api/attachments', { rawBody: 'x', headers: { 'content-type': 'multipart/form-data' } }), 400, 'validation_failed');
+    expectProblem(
+      await hangar.request('POST', '/api/attachments', { rawBody: 'x', headers: { 'content-type': 'multipart/form-data' } }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('refuses an invalid sessionId with 400', async () => {
@@ -200,7 +244,9 @@ describe('download and delete', () => {
   it('serves the bytes with the stored type, ETag = SHA-256, attachment disposition and nosniff', async () => {
     const bytes = png(700_000); // spans several stored chunks
     const created = await upload(bytes, { fileName: 'büro plan.png', type: 'text/html' });
-    const response = await fetch(`${hangar.url}/api/attachments/${created.body.id}`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    const response = await fetch(`${hangar.url}/api/attachments/${created.body.id}`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/png');
     expect(response.headers.get('etag')).toBe(`"${sha256(bytes)}"`);

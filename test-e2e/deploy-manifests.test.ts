@@ -19,7 +19,8 @@ function podEnvironment(deployment: any): Record<string, string> {
   const container = deployment.spec.template.spec.containers[0];
   const env: Record<string, string> = { ...configMap };
   for (const entry of container.env) {
-    env[entry.name] = entry.value ?? (entry.name.includes('ConnectionString') ? 'postgres://hangar@db:5432/hangar' : 'secret-token-from-k8s-0123456789');
+    env[entry.name] =
+      entry.value ?? (entry.name.includes('ConnectionString') ? 'postgres://hangar@db:5432/hangar' : 'secret-token-from-k8s-0123456789');
   }
   return env;
 }

@@ -14,13 +14,18 @@ let hangar: HangarUnderTest;
 
 const agent = (name: string) => ({ name, model: { provider: 'demo', model: 'echo' } });
 
-
 beforeAll(async () => {
   issuer = await createJwtIssuer({ issuer: ISSUER, audience: AUDIENCE });
   hangar = await startHangar({
     modules: allInOneModules(),
     overrides: {
-      Hangar: { Api: { Prefix: '/hangar', AllowedOrigins: ['https://app.example'], Jwt: { Enabled: true, Jwks: issuer.jwks, Issuer: ISSUER, Audience: AUDIENCE } } },
+      Hangar: {
+        Api: {
+          Prefix: '/hangar',
+          AllowedOrigins: ['https://app.example'],
+          Jwt: { Enabled: true, Jwks: issuer.jwks, Issuer: ISSUER, Audience: AUDIENCE },
+        },
+      },
       Tenancy: { Enabled: true, AllowHeaderResolution: true, ClaimType: 'tenant', AllowedTenants: ['default', 'acme', 'globex'] },
     },
   });
@@ -60,7 +65,9 @@ describe('authentication', () => {
     const result = await hangar.request('GET', '/api/meta', { token: null });
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({
-      service: 'hangar', apiVersion: 'v1', authentication: ['token', 'jwt'],
+      service: 'hangar',
+      apiVersion: 'v1',
+      authentication: ['token', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
     expect(result.body.roles.Reader).toEqual(['AgentsRead', 'RunsRead']);
@@ -164,42 +171,44 @@ describe('routing, prefix and documents', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) =>
       Object.entries(methods).map(([method, operation]: [string, any]) => ({ route: `${method.toUpperCase()} ${path}`, operation })),
     );
-    expect(operations.map((entry) => entry.route).sort()).toEqual([
-      'DELETE /hangar/api/agents/{name}',
-      'GET /healthz',
-      'GET /readyz',
-      'GET /hangar/api/agents',
-      'GET /hangar/api/agents/{name}',
-      'GET /hangar/api/agents/{name}/versions',
-      'GET /hangar/api/agents/{name}/versions/{a}/diff/{b}',
-      'GET /hangar/api/meta',
-      'GET /hangar/api/models',
-      'GET /hangar/api/openapi.json',
-      'GET /hangar/api/tools',
-      'POST /hangar/api/agents',
-      'POST /hangar/api/agents/validate',
-      'POST /hangar/api/agents/{name}/rollback',
-      'PUT /hangar/api/agents/{name}',
-      'GET /hangar/api/sessions',
-      'GET /hangar/api/sessions/{sessionId}',
-      'DELETE /hangar/api/sessions/{sessionId}',
-      'POST /hangar/api/sessions/{sessionId}/branch',
-      'POST /hangar/api/attachments',
-      'GET /hangar/api/attachments',
-      'GET /hangar/api/attachments/{id}',
-      'DELETE /hangar/api/attachments/{id}',
-      'POST /hangar/api/agents/{name}/run',
-      'GET /hangar/api/runs',
-      'GET /hangar/api/runs/{runId}',
-      'GET /hangar/api/runs/{runId}/input',
-      'GET /hangar/api/runs/{runId}/events',
-      'POST /hangar/api/agents/{name}/estimate',
-      'GET /hangar/api/runs/{runId}/tree',
-      'POST /hangar/api/runs/{runId}/cancel',
-      'POST /hangar/api/runs/{runId}/feedback',
-      'GET /hangar/api/runs/{runId}/feedback',
-      'DELETE /hangar/api/runs/{runId}/feedback/{scoreId}',
-    ].sort());
+    expect(operations.map((entry) => entry.route).sort()).toEqual(
+      [
+        'DELETE /hangar/api/agents/{name}',
+        'GET /healthz',
+        'GET /readyz',
+        'GET /hangar/api/agents',
+        'GET /hangar/api/agents/{name}',
+        'GET /hangar/api/agents/{name}/versions',
+        'GET /hangar/api/agents/{name}/versions/{a}/diff/{b}',
+        'GET /hangar/api/meta',
+        'GET /hangar/api/models',
+        'GET /hangar/api/openapi.json',
+        'GET /hangar/api/tools',
+        'POST /hangar/api/agents',
+        'POST /hangar/api/agents/validate',
+        'POST /hangar/api/agents/{name}/rollback',
+        'PUT /hangar/api/agents/{name}',
+        'GET /hangar/api/sessions',
+        'GET /hangar/api/sessions/{sessionId}',
+        'DELETE /hangar/api/sessions/{sessionId}',
+        'POST /hangar/api/sessions/{sessionId}/branch',
+        'POST /hangar/api/attachments',
+        'GET /hangar/api/attachments',
+        'GET /hangar/api/attachments/{id}',
+        'DELETE /hangar/api/attachments/{id}',
+        'POST /hangar/api/agents/{name}/run',
+        'GET /hangar/api/runs',
+        'GET /hangar/api/runs/{runId}',
+        'GET /hangar/api/runs/{runId}/input',
+        'GET /hangar/api/runs/{runId}/events',
+        'POST /hangar/api/agents/{name}/estimate',
+        'GET /hangar/api/runs/{runId}/tree',
+        'POST /hangar/api/runs/{runId}/cancel',
+        'POST /hangar/api/runs/{runId}/feedback',
+        'GET /hangar/api/runs/{runId}/feedback',
+        'DELETE /hangar/api/runs/{runId}/feedback/{scoreId}',
+      ].sort(),
+    );
     const create = document.paths['/hangar/api/agents'].post;
     expect(create).toMatchObject({ 'x-hangar-role': 'Admin', 'x-hangar-scope': 'AgentsAdmin' });
     const bodyRef = create.requestBody.content['application/json'].schema.$ref.split('/').pop();
@@ -210,10 +219,12 @@ describe('routing, prefix and documents', () => {
 
   it('lists the model and tool catalogs', async () => {
     const models = await hangar.request('GET', '/api/models');
-    expect(models.body).toEqual(expect.arrayContaining([
-      expect.objectContaining({ provider: 'demo', model: 'echo', isDefault: true, providerKind: 'Demo' }),
-      expect.objectContaining({ provider: 'catalogued', model: 'listed-model', contextWindowTokens: 8192 }),
-    ]));
+    expect(models.body).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ provider: 'demo', model: 'echo', isDefault: true, providerKind: 'Demo' }),
+        expect.objectContaining({ provider: 'catalogued', model: 'listed-model', contextWindowTokens: 8192 }),
+      ]),
+    );
     const tools = await hangar.request('GET', '/api/tools');
     expect(tools.body.map((tool: any) => tool.name)).toContain('clock');
   });
@@ -227,7 +238,11 @@ describe('CORS and remote access', () => {
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     const preflight = await hangar.request('OPTIONS', '/api/agents', {
       token: null,
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');

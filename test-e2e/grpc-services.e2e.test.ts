@@ -46,7 +46,9 @@ describe('gRPC services', () => {
     const { agent } = await registry.createAgent({ definition: definitionToProto(definition) }, acme);
     expect(agent).toMatchObject({ version: 1, createdBy: 'grpc-test', definition: { name: 'grpc-made' } });
     expect((await registry.getAgent({ name: 'grpc-made' }, acme)).isEditable).toBe(true);
-    const other = await registry.getAgent({ name: 'grpc-made' }, { caller: { tenantId: 'globex', actor: 'x' } }).catch((failure: unknown) => failure);
+    const other = await registry
+      .getAgent({ name: 'grpc-made' }, { caller: { tenantId: 'globex', actor: 'x' } })
+      .catch((failure: unknown) => failure);
     expect(other).toBeInstanceOf(HangarError);
     expect(other).toMatchObject({ kind: 'notFound', errorType: 'not_found' });
   });

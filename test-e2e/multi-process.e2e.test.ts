@@ -21,13 +21,19 @@ describe('distributed shape', () => {
   });
 
   it('serves the agents API across processes', async () => {
-    const created = await api('POST', '/api/agents', { body: { name: 'distributed', model: { provider: 'demo', model: 'echo' }, agents: ['code-helper'] } });
+    const created = await api('POST', '/api/agents', {
+      body: { name: 'distributed', model: { provider: 'demo', model: 'echo' }, agents: ['code-helper'] },
+    });
     expect(created.status, created.text).toBe(201);
-    await api('PUT', '/api/agents/distributed', { body: { name: 'distributed', model: { provider: 'demo', model: 'echo' }, instructions: 'v2' } });
+    await api('PUT', '/api/agents/distributed', {
+      body: { name: 'distributed', model: { provider: 'demo', model: 'echo' }, instructions: 'v2' },
+    });
     const diff = await api('GET', '/api/agents/distributed/versions/1/diff/2');
     expect(diff.status).toBe(200);
     expect([diff.body.left.version, diff.body.right.instructions]).toEqual([1, 'v2']);
-    const skillChecked = await api('POST', '/api/agents', { body: { name: 'skilled', model: { provider: 'demo', model: 'echo' }, skills: ['absent'] } });
+    const skillChecked = await api('POST', '/api/agents', {
+      body: { name: 'skilled', model: { provider: 'demo', model: 'echo' }, skills: ['absent'] },
+    });
     expect(skillChecked.body.errors).toContainEqual(expect.objectContaining({ code: 'skill_not_found' }));
     const list = await api('GET', '/api/agents');
     expect(list.body.map((agent: any) => agent.name)).toEqual(expect.arrayContaining(['code-helper', 'distributed']));
@@ -40,7 +46,9 @@ describe('distributed shape', () => {
     const created = await api('POST', '/api/attachments?sessionId=dist-1', { rawBody: form as never });
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ mediaType: 'application/pdf', size: bytes.length });
-    const downloaded = await fetch(`${hangar.url}/api/attachments/${created.body.id}`, { headers: { authorization: 'Bearer test-token-0123456789abcdef' } });
+    const downloaded = await fetch(`${hangar.url}/api/attachments/${created.body.id}`, {
+      headers: { authorization: 'Bearer test-token-0123456789abcdef' },
+    });
     expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
   });
 

@@ -7,10 +7,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /** SPEC "Read view": `runs_v1` exists only when enabled, has exactly SPEC's columns, and matches the run record. */
 
 const SPEC_COLUMNS = [
-  'run_id', 'tenant_id', 'agent_name', 'session_id', 'status', 'status_name', 'started_at', 'completed_at', 'is_streaming',
-  'input_tokens', 'output_tokens', 'cached_input_tokens', 'reasoning_tokens', 'total_tokens', 'input_cost', 'output_cost',
-  'cached_input_cost', 'total_cost', 'cost_currency', 'error_type', 'model_provider', 'input_price_per_mtok',
-  'output_price_per_mtok', 'cached_input_price_per_mtok',
+  'run_id',
+  'tenant_id',
+  'agent_name',
+  'session_id',
+  'status',
+  'status_name',
+  'started_at',
+  'completed_at',
+  'is_streaming',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'reasoning_tokens',
+  'total_tokens',
+  'input_cost',
+  'output_cost',
+  'cached_input_cost',
+  'total_cost',
+  'cost_currency',
+  'error_type',
+  'model_provider',
+  'input_price_per_mtok',
+  'output_price_per_mtok',
+  'cached_input_price_per_mtok',
 ];
 
 describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
@@ -19,7 +39,8 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
     engine === 'postgres'
       ? { schema: hangar.process.config.Stores.Postgres.SchemaName, name: 'runs_v1' }
       : { schema: 'public', name: 'hangar_runs_v1' };
-  const dbOf = async (hangar: HangarUnderTest) => (await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations)).db as Kysely<any>;
+  const dbOf = async (hangar: HangarUnderTest) =>
+    (await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations)).db as Kysely<any>;
 
   describe('enabled', () => {
     let hangar: HangarUnderTest;
@@ -37,7 +58,10 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
     });
 
     it('has exactly SPEC’s columns, metadata only, and total_cost equal to the run record', async () => {
-      const ran = await hangar.request('POST', '/api/agents/code-helper/run', { body: { message: 'count my tokens please' }, headers: { 'idempotency-key': 'k' } });
+      const ran = await hangar.request('POST', '/api/agents/code-helper/run', {
+        body: { message: 'count my tokens please' },
+        headers: { 'idempotency-key': 'k' },
+      });
       expect(ran.status, ran.text).toBe(200);
       const record = (await hangar.request('GET', `/api/runs/${ran.body.runId}`)).body;
       expect(record.cost.total).toBeGreaterThan(0);
@@ -45,7 +69,9 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
       const db = await dbOf(hangar);
       const { schema, name } = viewOf(hangar);
       const columns = await sql<{ column_name: string }>`
-        select column_name from information_schema.columns where table_schema = ${schema} and table_name = ${name} order by ordinal_position`.execute(db);
+        select column_name from information_schema.columns where table_schema = ${schema} and table_name = ${name} order by ordinal_position`.execute(
+        db,
+      );
       expect(columns.rows.map((row) => row.column_name)).toEqual(SPEC_COLUMNS);
 
       const rows = await sql<any>`select * from ${sql.id(schema)}.${sql.id(name)} where run_id = ${ran.body.runId}`.execute(db);
@@ -53,7 +79,16 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
       const row = rows.rows[0];
       expect(Number(row.total_cost)).toBeCloseTo(record.cost.total, 12);
       expect(Number(row.input_price_per_mtok)).toBe(3);
-      expect(row).toMatchObject({ tenant_id: 'default', agent_name: 'code-helper', status: 2, status_name: 'Completed', is_streaming: false, cost_currency: 'USD', model_provider: 'demo', error_type: null });
+      expect(row).toMatchObject({
+        tenant_id: 'default',
+        agent_name: 'code-helper',
+        status: 2,
+        status_name: 'Completed',
+        is_streaming: false,
+        cost_currency: 'USD',
+        model_provider: 'demo',
+        error_type: null,
+      });
       expect(Number(row.total_tokens)).toBe(record.usage.totalTokens);
     });
   });
@@ -71,7 +106,9 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
 
     it('creates no runs_v1 object', async () => {
       const { schema, name } = viewOf(hangar);
-      const found = await sql<{ exists: string | null }>`select to_regclass(${`${schema}.${name}`})::text as exists`.execute(await dbOf(hangar));
+      const found = await sql<{ exists: string | null }>`select to_regclass(${`${schema}.${name}`})::text as exists`.execute(
+        await dbOf(hangar),
+      );
       expect(found.rows[0].exists).toBeNull();
     });
   });

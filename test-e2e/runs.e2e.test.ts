@@ -21,20 +21,27 @@ let hangar: HangarUnderTest;
 async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; token?: string } = {}) {
   const response = await fetch(`${hangar.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${options.token ?? TEST_TOKEN}`, ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    headers: {
+      authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
+      ...(options.body ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
     body: options.body ? JSON.stringify(options.body) : undefined,
   });
   const text = await response.text();
   const frames: Frame[] = response.headers.get('content-type')?.startsWith('text/event-stream')
-    ? text.split('\n\n').filter((block) => block.trim() && !block.startsWith(':')).map((block) => {
-        const frame: Frame = { event: 'message', data: undefined };
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event: ')) frame.event = line.slice(7);
-          if (line.startsWith('id: ')) frame.id = line.slice(4);
-          if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-        }
-        return frame;
-      })
+    ? text
+        .split('\n\n')
+        .filter((block) => block.trim() && !block.startsWith(':'))
+        .map((block) => {
+          const frame: Frame = { event: 'message', data: undefined };
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) frame.event = line.slice(7);
+            if (line.startsWith('id: ')) frame.id = line.slice(4);
+            if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+          }
+          return frame;
+        })
     : [];
   let body: any;
   try {
@@ -45,7 +52,8 @@ async function call(method: string, path: string, options: { body?: unknown; hea
   return { status: response.status, headers: response.headers, text, frames, body };
 }
 
-const run = (agent: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => call('POST', `/api/agents/${agent}/run`, { body, headers });
+const run = (agent: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  call('POST', `/api/agents/${agent}/run`, { body, headers });
 const agent = (name: string, model: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   hangar.request('POST', '/api/agents', { body: { name, instructions: 'Be brief.', model, ...extra } });
 const runCount = async () => (await hangar.request('GET', '/api/runs?take=200&includeChildren=true')).body.length;
@@ -77,7 +85,11 @@ beforeAll(async () => {
     ['live', { provider: 'mock', model: 'live' }, {}],
     ['tiny', { provider: 'mock', model: 'small-window' }, {}],
     ['cancellable', { provider: 'backup', model: 'hanging' }, {}],
-    ['param', { provider: 'demo', model: 'echo' }, { instructions: 'Serve {{customer}}.', parameters: [{ name: 'customer', required: true }, { name: 'tone' }] }],
+    [
+      'param',
+      { provider: 'demo', model: 'echo' },
+      { instructions: 'Serve {{customer}}.', parameters: [{ name: 'customer', required: true }, { name: 'tone' }] },
+    ],
   ] as const) {
     expect((await agent(name, model, extra)).status).toBe(201);
   }
@@ -87,7 +99,9 @@ beforeAll(async () => {
   mock.script('slow', [{ delayMs: 3000, then: { text: 'too late' } }]);
   mock.script('steady', [{ text: 'steady answer', usage: { prompt: 7, completion: 2 } }]);
   mock.script('tooly', (request) =>
-    request.messages.some((message) => message.role === 'tool') ? { text: 'It is noon.' } : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
+    request.messages.some((message) => message.role === 'tool')
+      ? { text: 'It is noon.' }
+      : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
   );
   mock.script('live', [{ delayMs: 600, then: { text: 'finally here' } }]);
   mock.script('hanging', [{ delayMs: 20_000, then: { text: 'never seen' } }]);
@@ -98,7 +112,14 @@ beforeAll(async () => {
     const agentTool = request.tools?.find((entry) => entry.function.name.startsWith('call_'));
     return agentTool ? { toolCall: { name: agentTool.function.name, args: { message: 'go deeper' } } } : { text: 'leaf answer' };
   });
-  for (const [name, agents] of [['chain-e', []], ['chain-d', ['chain-e']], ['chain-c', ['chain-d']], ['chain-b', ['chain-c']], ['chain-a', ['chain-b']], ['sleeper', []]] as const) {
+  for (const [name, agents] of [
+    ['chain-e', []],
+    ['chain-d', ['chain-e']],
+    ['chain-c', ['chain-d']],
+    ['chain-b', ['chain-c']],
+    ['chain-a', ['chain-b']],
+    ['sleeper', []],
+  ] as const) {
     const model = name === 'sleeper' ? { provider: 'backup', model: 'hanging' } : { provider: 'mock', model: 'delegator' };
     expect((await agent(name, model, { agents })).status).toBe(201);
   }
@@ -119,16 +140,42 @@ describe('run over SSE', () => {
     expect(events[0]).toBe('run');
     expect(events.at(-1)).toBe('done');
     expect(result.frames[0].data).toEqual({ runId: expect.any(String), sessionId: null, agentName: 'plain', status: 'Running' });
-    const text = result.frames.filter((frame) => frame.event === 'update').map((frame) => frame.data.text).join('');
+    const text = result.frames
+      .filter((frame) => frame.event === 'update')
+      .map((frame) => frame.data.text)
+      .join('');
     expect(text).toBe('mock: hello mock');
     const done = result.frames.at(-1)!.data;
-    expect(done).toMatchObject({ status: 'Completed', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, cost: null, output: { text: 'mock: hello mock' } });
-    expect(mock.requests.at(-1)).toMatchObject({ model: 'plain', stream: true, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello mock' }] });
+    expect(done).toMatchObject({
+      status: 'Completed',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+      cost: null,
+      output: { text: 'mock: hello mock' },
+    });
+    expect(mock.requests.at(-1)).toMatchObject({
+      model: 'plain',
+      stream: true,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello mock' },
+      ],
+    });
 
     const record = await hangar.request('GET', `/api/runs/${done.runId}`);
     expect(record.body).toMatchObject({
-      id: done.runId, agentName: 'plain', agentVersion: 1, status: 'Completed', kind: 'Interactive', isStreaming: true,
-      modelProvider: 'mock', model: 'plain', errorType: null, rootRunId: done.runId, parentRunId: null, depth: 0, cost: null,
+      id: done.runId,
+      agentName: 'plain',
+      agentVersion: 1,
+      status: 'Completed',
+      kind: 'Interactive',
+      isStreaming: true,
+      modelProvider: 'mock',
+      model: 'plain',
+      errorType: null,
+      rootRunId: done.runId,
+      parentRunId: null,
+      depth: 0,
+      cost: null,
       usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 15 },
     });
     expect(record.body.durationMs).toBeGreaterThanOrEqual(0);
@@ -150,8 +197,17 @@ describe('run over SSE', () => {
     const result = await run('tooly', { message: 'what time is it?' });
     const updates = result.frames.filter((frame) => frame.event === 'update').map((frame) => frame.data);
     expect(updates[0]).toMatchObject({ type: 'tool-call', toolName: 'clock', args: { timeZone: 'UTC' } });
-    expect(updates[1]).toMatchObject({ type: 'tool-result', toolCallId: updates[0].toolCallId, result: { timeZone: 'UTC', utc: expect.any(String) } });
-    expect(updates.filter((update) => update.type === 'text-delta').map((update) => update.text).join('')).toBe('It is noon.');
+    expect(updates[1]).toMatchObject({
+      type: 'tool-result',
+      toolCallId: updates[0].toolCallId,
+      result: { timeZone: 'UTC', utc: expect.any(String) },
+    });
+    expect(
+      updates
+        .filter((update) => update.type === 'text-delta')
+        .map((update) => update.text)
+        .join(''),
+    ).toBe('It is noon.');
     const second = mock.requests.filter((request) => request.model === 'tooly').at(-1)!;
     expect(second.messages.find((message) => message.role === 'tool')?.content).toContain('"timeZone":"UTC"');
     const events = await call('GET', `/api/runs/${result.frames[0].data.runId}/events`);
@@ -199,9 +255,12 @@ describe('run as one JSON response', () => {
     const result = await run('plain', { messages: [{ role: 'user', content: 'json please' }] }, { 'idempotency-key': 'k-1' });
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({
-      runId: expect.any(String), sessionId: null, status: 'Completed',
+      runId: expect.any(String),
+      sessionId: null,
+      status: 'Completed',
       output: { text: 'mock: json please', messages: [{ role: 'assistant', content: 'mock: json please' }] },
-      usage: { totalTokens: 15 }, cost: null,
+      usage: { totalTokens: 15 },
+      cost: null,
     });
     expect((await hangar.request('GET', `/api/runs/${result.body.runId}`)).body.isStreaming).toBe(false);
   });
@@ -213,7 +272,10 @@ describe('run events', () => {
     const all = await call('GET', `/api/runs/${runId}/events`);
     expect(all.frames.map((frame) => Number(frame.id))).toEqual(all.frames.map((_, index) => index + 1));
     expect(all.frames[0]).toMatchObject({ event: 'run.started', data: { seq: 1, runId, type: 'run.started' } });
-    expect(all.frames.at(-1)).toMatchObject({ event: 'run.completed', data: { type: 'run.completed', data: { usage: { totalTokens: 15 } } } });
+    expect(all.frames.at(-1)).toMatchObject({
+      event: 'run.completed',
+      data: { type: 'run.completed', data: { usage: { totalTokens: 15 } } },
+    });
     const tail = await call('GET', `/api/runs/${runId}/events`, { headers: { 'last-event-id': String(all.frames.length - 2) } });
     expect(tail.frames.map((frame) => frame.id)).toEqual([String(all.frames.length - 1), String(all.frames.length)]);
   });
@@ -228,7 +290,9 @@ describe('run events', () => {
     expect(runId).toBeDefined();
     const live = await call('GET', `/api/runs/${runId}/events`);
     expect(live.frames.at(-1)!.event).toBe('run.completed');
-    expect(live.frames.find((frame) => frame.event === 'message.completed')?.data.data.text).toBe('mock: wait for it'.replace('mock: wait for it', 'finally here'));
+    expect(live.frames.find((frame) => frame.event === 'message.completed')?.data.data.text).toBe(
+      'mock: wait for it'.replace('mock: wait for it', 'finally here'),
+    );
     await running;
   });
 
@@ -236,7 +300,11 @@ describe('run events', () => {
     expectProblem(await hangar.request('GET', '/api/runs/00000000-0000-4000-8000-000000000000/events'), 404, 'not_found');
     expectProblem(await hangar.request('GET', '/api/runs/not-a-uuid'), 404, 'not_found');
     const runId = (await hangar.request('GET', '/api/runs?take=1')).body[0].id;
-    expectProblem(await hangar.request('GET', `/api/runs/${runId}/events`, { headers: { 'last-event-id': 'abc' } }), 400, 'validation_failed');
+    expectProblem(
+      await hangar.request('GET', `/api/runs/${runId}/events`, { headers: { 'last-event-id': 'abc' } }),
+      400,
+      'validation_failed',
+    );
   });
 });
 
@@ -251,7 +319,9 @@ describe('runs list, record and input', () => {
     expect(failed.every((entry: any) => entry.status === 'Failed' && entry.errorType === 'provider_unavailable')).toBe(true);
     expect((await hangar.request('GET', '/api/runs?errorType=provider_unavailable')).body).toHaveLength(failed.length);
     expect((await hangar.request('GET', '/api/runs?take=0')).body).toHaveLength(1);
-    expect((await hangar.request('GET', `/api/runs?startedAfter=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body).toEqual([]);
+    expect(
+      (await hangar.request('GET', `/api/runs?startedAfter=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body,
+    ).toEqual([]);
     expectProblem(await hangar.request('GET', '/api/runs?status=Sleeping'), 400, 'validation_failed');
     expectProblem(await hangar.request('GET', '/api/runs?parentRunId=nope'), 400, 'validation_failed');
   });
@@ -259,7 +329,10 @@ describe('runs list, record and input', () => {
   it('records the run input', async () => {
     const runId = (await run('param', { message: 'hi', parameters: [{ name: 'customer', value: 'ACME' }] })).frames[0].data.runId;
     const input = await hangar.request('GET', `/api/runs/${runId}/input`);
-    expect(input.body).toMatchObject({ runId, input: { agentName: 'param', messages: [{ role: 'user', content: 'hi' }], parameters: [{ name: 'customer', value: 'ACME' }] } });
+    expect(input.body).toMatchObject({
+      runId,
+      input: { agentName: 'param', messages: [{ role: 'user', content: 'hi' }], parameters: [{ name: 'customer', value: 'ACME' }] },
+    });
   });
 });
 
@@ -268,10 +341,18 @@ describe('sessions in runs', () => {
     await run('plain', { message: 'first turn', sessionId: 'chat-1' });
     await run('plain', { message: 'second turn', sessionId: 'chat-1' });
     expect(mock.requests.at(-1)!.messages.map((message) => [message.role, message.content])).toEqual([
-      ['system', 'Be brief.'], ['user', 'first turn'], ['assistant', 'mock: first turn'], ['user', 'second turn'],
+      ['system', 'Be brief.'],
+      ['user', 'first turn'],
+      ['assistant', 'mock: first turn'],
+      ['user', 'second turn'],
     ]);
     const session = await hangar.request('GET', '/api/sessions/chat-1');
-    expect(session.body.messages.map((message: any) => message.content)).toEqual(['first turn', 'mock: first turn', 'second turn', 'mock: second turn']);
+    expect(session.body.messages.map((message: any) => message.content)).toEqual([
+      'first turn',
+      'mock: first turn',
+      'second turn',
+      'mock: second turn',
+    ]);
     expect((await hangar.request('GET', '/api/runs?sessionId=chat-1')).body).toHaveLength(2);
   });
 });
@@ -280,7 +361,13 @@ describe('estimate and pre-flight', () => {
   it('estimates with the reference tokenizer against the catalog window', async () => {
     const small = await hangar.request('POST', '/api/agents/tiny/estimate', { body: { message: 'hello' } });
     expect(small.status).toBe(200);
-    expect(small.body).toEqual({ estimatedPromptTokens: expect.any(Number), contextWindowTokens: 100, allowedPromptTokens: 80, wouldBeRejected: false, tokenizer: 'o200k_base' });
+    expect(small.body).toEqual({
+      estimatedPromptTokens: expect.any(Number),
+      contextWindowTokens: 100,
+      allowedPromptTokens: 80,
+      wouldBeRejected: false,
+      tokenizer: 'o200k_base',
+    });
     expect(small.body.estimatedPromptTokens).toBeGreaterThan(5);
     const large = await hangar.request('POST', '/api/agents/tiny/estimate', { body: { message: 'word '.repeat(200) } });
     expect(large.body).toMatchObject({ wouldBeRejected: true, allowedPromptTokens: 80 });
@@ -296,7 +383,11 @@ describe('estimate and pre-flight', () => {
     const before = await runCount();
     const refused = await run('tiny', { message: 'word '.repeat(200) });
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ errorType: 'context_window_exceeded', allowedPromptTokens: 80, estimatedPromptTokens: expect.any(Number) });
+    expect(refused.body).toMatchObject({
+      errorType: 'context_window_exceeded',
+      allowedPromptTokens: 80,
+      estimatedPromptTokens: expect.any(Number),
+    });
     expect(mock.callsTo('small-window')).toBe(calls);
     expect(await runCount()).toBe(before);
     expect((await run('tiny', { message: 'short' })).frames.at(-1)!.event).toBe('done');
@@ -339,7 +430,10 @@ describe('child agents', () => {
 
     const tree = (await hangar.request('GET', `/api/runs/${rootId}/tree`)).body;
     expect(tree.map((entry: any) => [entry.agentName, entry.depth, entry.kind, entry.rootRunId])).toEqual([
-      ['chain-a', 0, 'Interactive', rootId], ['chain-b', 1, 'Child', rootId], ['chain-c', 2, 'Child', rootId], ['chain-d', 3, 'Child', rootId],
+      ['chain-a', 0, 'Interactive', rootId],
+      ['chain-b', 1, 'Child', rootId],
+      ['chain-c', 2, 'Child', rootId],
+      ['chain-d', 3, 'Child', rootId],
     ]);
     expect(tree.slice(1).map((entry: any, index: number) => entry.parentRunId === tree[index].id)).toEqual([true, true, true]);
     const fromChild = (await hangar.request('GET', `/api/runs/${tree[2].id}/tree`)).body;
@@ -397,7 +491,10 @@ describe('queued runs', () => {
   };
 
   it('answers Prefer: respond-async with 202 and a Location, and the job worker completes the run', async () => {
-    const accepted = await hangar.request('POST', '/api/agents/plain/run', { body: { message: 'later please' }, headers: { prefer: 'respond-async' } });
+    const accepted = await hangar.request('POST', '/api/agents/plain/run', {
+      body: { message: 'later please' },
+      headers: { prefer: 'respond-async' },
+    });
     expect(accepted.status, accepted.text).toBe(202);
     const runId = accepted.body.runId;
     expect(accepted.body).toEqual({ runId, status: 'Queued', statusUrl: `/api/runs/${runId}`, eventsUrl: `/api/runs/${runId}/events` });
@@ -412,12 +509,34 @@ describe('queued runs', () => {
     const { db, schema } = await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations);
     const runId = randomUUID();
     const repository = createRunRepository(db, schema);
-    await repository.insert('default', { id: runId, agentName: 'plain', agentVersion: 1, sessionId: null, kind: 'Async', isStreaming: false, rootRunId: runId, parentRunId: null, depth: 0, userId: null, labels: {} }, 'Queued');
+    await repository.insert(
+      'default',
+      {
+        id: runId,
+        agentName: 'plain',
+        agentVersion: 1,
+        sessionId: null,
+        kind: 'Async',
+        isStreaming: false,
+        rootRunId: runId,
+        parentRunId: null,
+        depth: 0,
+        userId: null,
+        labels: {},
+      },
+      'Queued',
+    );
     await db
       .insertInto('jobs')
       .values({
-        id: runId, tenant_id: 'default', run_id: runId, status: 'leased', attempts, lease_owner: 'worker-that-died',
-        lease_expires_at: new Date(Date.now() - 1000), last_error: null,
+        id: runId,
+        tenant_id: 'default',
+        run_id: runId,
+        status: 'leased',
+        attempts,
+        lease_owner: 'worker-that-died',
+        lease_expires_at: new Date(Date.now() - 1000),
+        last_error: null,
         payload: sql`${JSON.stringify({ caller: { tenantId: 'default', actor: 'auth-token', role: 'Admin' }, request: { agentName: 'plain', messages: [{ role: 'user', content: 'orphaned' }], parameters: [], isStreaming: false, attachments: [] } })}::jsonb`,
       })
       .execute();
@@ -442,12 +561,26 @@ describe('feedback', () => {
     const runId = (await run('plain', { message: 'rate me' })).frames[0].data.runId;
     const first = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { value: 4, comment: 'good' } });
     expect(first.status, first.text).toBe(200);
-    expect(first.body).toMatchObject({ runId, name: 'overall', messageId: null, kind: 'Numeric', value: 4, textValue: null, source: 'Human', author: 'auth-token', comment: 'good' });
+    expect(first.body).toMatchObject({
+      runId,
+      name: 'overall',
+      messageId: null,
+      kind: 'Numeric',
+      value: 4,
+      textValue: null,
+      source: 'Human',
+      author: 'auth-token',
+      comment: 'good',
+    });
     const again = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { name: '  ', value: 5 } });
     expect(again.body).toMatchObject({ id: first.body.id, value: 5, comment: null });
-    const other = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { name: 'tone', kind: 'Categorical', textValue: 'friendly' } });
+    const other = await hangar.request('POST', `/api/runs/${runId}/feedback`, {
+      body: { name: 'tone', kind: 'Categorical', textValue: 'friendly' },
+    });
     expect(other.body).toMatchObject({ name: 'tone', kind: 'Categorical', value: null, textValue: 'friendly' });
-    const onMessage = await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { messageId: 'm-1', kind: 'Boolean', value: 1 } });
+    const onMessage = await hangar.request('POST', `/api/runs/${runId}/feedback`, {
+      body: { messageId: 'm-1', kind: 'Boolean', value: 1 },
+    });
     expect(onMessage.body).toMatchObject({ name: 'overall', messageId: 'm-1' });
     const listed = await hangar.request('GET', `/api/runs/${runId}/feedback`);
     expect(listed.body.map((score: any) => `${score.name}/${score.messageId}`)).toEqual(['overall/null', 'tone/null', 'overall/m-1']);
@@ -459,7 +592,11 @@ describe('feedback', () => {
   it('refuses bad scores with 400 and another tenant’s run with 404', async () => {
     const runId = (await run('plain', { message: 'rate me too' })).frames[0].data.runId;
     expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Categorical' } }), 400, 'validation_failed');
-    expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Boolean', value: 3 } }), 400, 'validation_failed');
+    expectProblem(
+      await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Boolean', value: 3 } }),
+      400,
+      'validation_failed',
+    );
     expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { kind: 'Numeric' } }), 400, 'validation_failed');
     expectProblem(await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { value: 'high' } }), 400, 'validation_failed');
     const other = { 'x-hangar-tenant': 'elsewhere' };
@@ -478,11 +615,20 @@ describe('attachments in runs', () => {
   };
 
   it('hands images to the model as image parts and text files as text, and keeps references in the session', async () => {
-    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), Buffer.from('IHDR'), Buffer.alloc(17), Buffer.from([0, 0, 0, 0]), Buffer.from('IEND'), Buffer.alloc(4)]);
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
+      Buffer.from('IHDR'),
+      Buffer.alloc(17),
+      Buffer.from([0, 0, 0, 0]),
+      Buffer.from('IEND'),
+      Buffer.alloc(4),
+    ]);
     const image = await uploadFile(png, 'chart.png');
     const notes = await uploadFile(Buffer.from('quarterly numbers: 42'), 'notes.txt');
     expect([image.mediaType, notes.mediaType]).toEqual(['image/png', 'text/plain']);
-    const done = (await run('plain', { message: 'look at these', sessionId: 'with-files', attachments: [image.id, notes.id] })).frames.at(-1)!;
+    const done = (await run('plain', { message: 'look at these', sessionId: 'with-files', attachments: [image.id, notes.id] })).frames.at(
+      -1,
+    )!;
     expect(done.event).toBe('done');
     const content = mock.requests.at(-1)!.messages.at(-1)!.content as Array<Record<string, any>>;
     expect(content[0]).toEqual({ type: 'text', text: 'look at these' });
@@ -503,14 +649,48 @@ describe('refused runs record nothing', () => {
     ['both message and messages', 'plain', { message: 'a', messages: [{ role: 'user', content: 'b' }] }, {}, 400, 'validation_failed'],
     ['no message', 'plain', {}, {}, 400, 'validation_failed'],
     ['an unknown field', 'plain', { message: 'a', temperature: 2 }, {}, 400, 'validation_failed'],
-    ['a parameter over 4096 bytes', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'é'.repeat(2049) }] }, {}, 400, 'validation_failed'],
+    [
+      'a parameter over 4096 bytes',
+      'param',
+      { message: 'a', parameters: [{ name: 'customer', value: 'é'.repeat(2049) }] },
+      {},
+      400,
+      'validation_failed',
+    ],
     ['a missing required parameter', 'param', { message: 'a' }, {}, 400, 'validation_failed'],
-    ['an unknown parameter', 'param', { message: 'a', parameters: [{ name: 'customer', value: 'x' }, { name: 'mood', value: 'y' }] }, {}, 400, 'validation_failed'],
+    [
+      'an unknown parameter',
+      'param',
+      {
+        message: 'a',
+        parameters: [
+          { name: 'customer', value: 'x' },
+          { name: 'mood', value: 'y' },
+        ],
+      },
+      {},
+      400,
+      'validation_failed',
+    ],
     ['a bad session id', 'plain', { message: 'a', sessionId: 'no spaces allowed' }, {}, 400, 'validation_failed'],
     ['a queued run for an unknown agent', 'nobody', { message: 'a' }, { prefer: 'respond-async' }, 404, 'not_found'],
     ['a queued run with a missing parameter', 'param', { message: 'a' }, { prefer: 'respond-async' }, 400, 'validation_failed'],
-    ['an unknown attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
-    ['a repeated attachment', 'plain', { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000000'] }, {}, 400, 'validation_failed'],
+    [
+      'an unknown attachment',
+      'plain',
+      { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000'] },
+      {},
+      400,
+      'validation_failed',
+    ],
+    [
+      'a repeated attachment',
+      'plain',
+      { message: 'a', attachments: ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000000'] },
+      {},
+      400,
+      'validation_failed',
+    ],
     ['a factory agent', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],
   ])('%s', async (_case, name, body, headers, status, errorType) => {
     const before = await runCount();
@@ -532,7 +712,10 @@ describe('session ownership in runs', () => {
 
   beforeAll(async () => {
     issuer = await createJwtIssuer();
-    owned = await startHangar({ modules: allInOneModules(), overrides: { SessionOwnership: { Enabled: true }, Hangar: { Api: { Jwt: { Enabled: true, Jwks: issuer.jwks } } } } });
+    owned = await startHangar({
+      modules: allInOneModules(),
+      overrides: { SessionOwnership: { Enabled: true }, Hangar: { Api: { Jwt: { Enabled: true, Jwks: issuer.jwks } } } },
+    });
   });
 
   afterAll(async () => {
@@ -542,7 +725,8 @@ describe('session ownership in runs', () => {
   it('refuses another user’s session with 403 and a new session without a user with session_owner_required', async () => {
     const alice = await issuer.sign({ sub: 'alice', roles: ['Operator'] });
     const bob = await issuer.sign({ sub: 'bob', roles: ['Operator'] });
-    const post = (token: string, body: unknown) => owned.request('POST', '/api/agents/code-helper/run', { token, body, headers: { 'idempotency-key': `k-${Math.random()}` } });
+    const post = (token: string, body: unknown) =>
+      owned.request('POST', '/api/agents/code-helper/run', { token, body, headers: { 'idempotency-key': `k-${Math.random()}` } });
     expect((await post(alice, { message: 'mine', sessionId: 'alice-chat' })).status).toBe(200);
     const runsBefore = (await owned.request('GET', '/api/runs?take=200')).body.length;
     expectProblem(await post(bob, { message: 'let me in', sessionId: 'alice-chat' }), 403, 'forbidden');
@@ -563,8 +747,14 @@ describe('agent graph budgets', () => {
         AgentGraph: { MaxTotalTokens: 20, MaxTotalRuns: 1, MaxTotalCost: 0 },
       },
     });
-    for (const [name, agents] of [['leaf', []], ['middle', ['leaf']], ['top', ['middle']]] as const) {
-      const created = await limited.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model: 'delegator' }, agents } });
+    for (const [name, agents] of [
+      ['leaf', []],
+      ['middle', ['leaf']],
+      ['top', ['middle']],
+    ] as const) {
+      const created = await limited.request('POST', '/api/agents', {
+        body: { name, model: { provider: 'mock', model: 'delegator' }, agents },
+      });
       expect(created.status).toBe(201);
     }
   });
@@ -574,12 +764,18 @@ describe('agent graph budgets', () => {
   });
 
   it('refuses child runs past MaxTotalRuns and stops the tree between turns past MaxTotalTokens (MaxTotalCost 0 is no limit)', async () => {
-    const result = await limited.request('POST', '/api/agents/top/run', { body: { message: 'go' }, headers: { 'idempotency-key': 'k-budget' } });
+    const result = await limited.request('POST', '/api/agents/top/run', {
+      body: { message: 'go' },
+      headers: { 'idempotency-key': 'k-budget' },
+    });
     expect(result.status).toBe(503);
     expect(result.body).toMatchObject({ errorType: 'agent_graph_limit' });
     expect(result.body.detail).toContain('AgentGraph:MaxTotalTokens');
     const tree = (await limited.request('GET', `/api/runs/${result.body.runId}/tree`)).body;
-    expect(tree.map((entry: any) => [entry.agentName, entry.status])).toEqual([['top', 'Failed'], ['middle', 'Completed']]);
+    expect(tree.map((entry: any) => [entry.agentName, entry.status])).toEqual([
+      ['top', 'Failed'],
+      ['middle', 'Completed'],
+    ]);
     const response = await fetch(`${limited.url}/api/runs/${tree[1].id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
     expect(await response.text()).toContain('AgentGraph:MaxTotalRuns 1');
   });
@@ -597,7 +793,9 @@ describe('payload limits', () => {
         RunRecording: { MaxPayloadLength: 40 },
       },
     });
-    const created = await limited.request('POST', '/api/agents', { body: { name: 'tooly', model: { provider: 'mock', model: 'tooly' }, tools: ['clock'] } });
+    const created = await limited.request('POST', '/api/agents', {
+      body: { name: 'tooly', model: { provider: 'mock', model: 'tooly' }, tools: ['clock'] },
+    });
     expect(created.status).toBe(201);
   });
 
@@ -606,14 +804,25 @@ describe('payload limits', () => {
   });
 
   it('cuts tool results to Tools:DefaultMaxOutputBytes for the model and records payloads up to RunRecording:MaxPayloadLength', async () => {
-    const ran = await limited.request('POST', '/api/agents/tooly/run', { body: { message: 'what time is it?' }, headers: { 'idempotency-key': 'k-limits' } });
+    const ran = await limited.request('POST', '/api/agents/tooly/run', {
+      body: { message: 'what time is it?' },
+      headers: { 'idempotency-key': 'k-limits' },
+    });
     expect(ran.status, ran.text).toBe(200);
-    const toolMessage = mock.requests.filter((request) => request.model === 'tooly').at(-1)!.messages.find((message) => message.role === 'tool')!;
+    const toolMessage = mock.requests
+      .filter((request) => request.model === 'tooly')
+      .at(-1)!
+      .messages.find((message) => message.role === 'tool')!;
     const sent = String(toolMessage.content);
     expect(Buffer.byteLength(sent, 'utf8')).toBeLessThanOrEqual(62); // the cut string, JSON-quoted
     expect(sent).toMatch(/\[truncated \d+ bytes\]/);
-    const response = await fetch(`${limited.url}/api/runs/${ran.body.runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
-    const events = (await response.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    const response = await fetch(`${limited.url}/api/runs/${ran.body.runId}/events`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    });
+    const events = (await response.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)));
     const completed = events.find((event) => event.type === 'tool.completed');
     expect(completed.data.result).toMatchObject({ truncated: true, length: expect.any(Number), preview: expect.any(String) });
     expect(completed.data.result.preview).toHaveLength(40);
@@ -628,7 +837,10 @@ describe('structured responses', () => {
   beforeAll(async () => {
     structured = await startHangar({
       modules: allInOneModules(),
-      overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } }, StructuredResponse: { Enabled: true, MaxRepairAttempts: 1 } },
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        StructuredResponse: { Enabled: true, MaxRepairAttempts: 1 },
+      },
     });
     mock.script('json-fenced', [{ text: '```json\n{"anything": true}\n```' }]);
     mock.script('json-repair', [{ text: 'not json at all' }, { text: '{"answer": "forty-two"}' }]);
@@ -638,7 +850,9 @@ describe('structured responses', () => {
       ['schema-agent', 'json-repair', { kind: 'JsonSchema', schema }],
       ['stubborn-agent', 'json-never', { kind: 'JsonSchema', schema }],
     ] as const) {
-      const created = await structured.request('POST', '/api/agents', { body: { name, instructions: 'Answer.', model: { provider: 'mock', model }, responseFormat } });
+      const created = await structured.request('POST', '/api/agents', {
+        body: { name, instructions: 'Answer.', model: { provider: 'mock', model }, responseFormat },
+      });
       expect(created.status, created.text).toBe(201);
     }
   });
@@ -647,12 +861,18 @@ describe('structured responses', () => {
     await structured?.stop();
   });
 
-  const json = (agentName: string) => structured.request('POST', `/api/agents/${agentName}/run`, { body: { message: 'answer me' }, headers: { 'idempotency-key': `k-${agentName}` } });
+  const json = (agentName: string) =>
+    structured.request('POST', `/api/agents/${agentName}/run`, {
+      body: { message: 'answer me' },
+      headers: { 'idempotency-key': `k-${agentName}` },
+    });
 
   it('accepts JSON for a Json agent (a code fence around it is tolerated) and tells the model to answer in JSON', async () => {
     const result = await json('json-agent');
     expect(result.status, result.text).toBe(200);
-    expect(mock.requests.filter((request) => request.model === 'json-fenced').at(-1)!.messages[0].content).toBe('Answer.\n\nReply with JSON only.');
+    expect(mock.requests.filter((request) => request.model === 'json-fenced').at(-1)!.messages[0].content).toBe(
+      'Answer.\n\nReply with JSON only.',
+    );
   });
 
   it('asks again after an invalid answer, within MaxRepairAttempts, and counts both calls', async () => {
@@ -672,7 +892,10 @@ describe('structured responses', () => {
     expect(result.body).toMatchObject({ errorType: 'invalid_structured_response' });
     expect(result.body.detail).toContain('does not match the schema');
     expect(mock.callsTo('json-never')).toBe(2);
-    expect((await structured.request('GET', `/api/runs/${result.body.runId}`)).body).toMatchObject({ status: 'Failed', errorType: 'invalid_structured_response' });
+    expect((await structured.request('GET', `/api/runs/${result.body.runId}`)).body).toMatchObject({
+      status: 'Failed',
+      errorType: 'invalid_structured_response',
+    });
   });
 });
 
@@ -687,7 +910,9 @@ describe('run reconciliation', () => {
         RunReconciliation: { Enabled: true, HeartbeatInterval: '100ms', OrphanThreshold: '600ms', ScanInterval: '150ms' },
       },
     });
-    const created = await reconciling.request('POST', '/api/agents', { body: { name: 'patient', model: { provider: 'backup', model: 'hanging' } } });
+    const created = await reconciling.request('POST', '/api/agents', {
+      body: { name: 'patient', model: { provider: 'backup', model: 'hanging' } },
+    });
     expect(created.status).toBe(201);
   });
 
@@ -699,22 +924,43 @@ describe('run reconciliation', () => {
     const { db, schema } = await reconciling.process.engines.storage.open<RunDatabase>('runs', runMigrations);
     const orphanId = randomUUID();
     await createRunRepository(db, schema).insert('default', {
-      id: orphanId, agentName: 'patient', agentVersion: 1, sessionId: null, kind: 'Interactive', isStreaming: true,
-      rootRunId: orphanId, parentRunId: null, depth: 0, userId: null, labels: {},
+      id: orphanId,
+      agentName: 'patient',
+      agentVersion: 1,
+      sessionId: null,
+      kind: 'Interactive',
+      isStreaming: true,
+      rootRunId: orphanId,
+      parentRunId: null,
+      depth: 0,
+      userId: null,
+      labels: {},
     });
-    await db.updateTable('runs').set({ heartbeat_at: new Date(Date.now() - 60_000) }).where('id', '=', orphanId).execute();
+    await db
+      .updateTable('runs')
+      .set({ heartbeat_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', orphanId)
+      .execute();
 
     const live = fetch(`${reconciling.url}/api/agents/patient/run`, {
-      method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'wait' }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'wait' }),
     });
     let liveRun: any;
     for (let tries = 0; !liveRun && tries < 100; tries += 1) {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      liveRun = (await reconciling.request('GET', '/api/runs?agentName=patient&status=Running')).body.find((run: any) => run.id !== orphanId);
+      liveRun = (await reconciling.request('GET', '/api/runs?agentName=patient&status=Running')).body.find(
+        (run: any) => run.id !== orphanId,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 1200)); // two thresholds: the live run keeps beating
 
-    expect((await reconciling.request('GET', `/api/runs/${orphanId}`)).body).toMatchObject({ status: 'Failed', errorType: 'orphaned', completedAt: expect.any(String) });
+    expect((await reconciling.request('GET', `/api/runs/${orphanId}`)).body).toMatchObject({
+      status: 'Failed',
+      errorType: 'orphaned',
+      completedAt: expect.any(String),
+    });
     const events = await fetch(`${reconciling.url}/api/runs/${orphanId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
     expect(await events.text()).toContain('event: run.failed');
     expect((await reconciling.request('GET', `/api/runs/${liveRun.id}`)).body.status).toBe('Running');

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let issuer: Awaited<ReturnType<typeof createJwtIssuer>>;
 const channels: Channel[] = [];
 
-
 /** The run engine's path into the session service: open (create) a session and append turns. */
 function sessionsOf(hangar: HangarUnderTest) {
   const channel = createChannel(hangar.process.modules.running.get('Session')!.address!);
@@ -26,7 +25,11 @@ function sessionsOf(hangar: HangarUnderTest) {
       await client.openSession({ sessionId, agentName }, { caller });
       if (texts.length) {
         await client.appendMessages(
-          { sessionId, messages: texts.map((text, index) => ({ role: index % 2 ? 'assistant' : 'user', content: text, runId: `run-${index}` })), state: { turns: texts.length } },
+          {
+            sessionId,
+            messages: texts.map((text, index) => ({ role: index % 2 ? 'assistant' : 'user', content: text, runId: `run-${index}` })),
+            state: { turns: texts.length },
+          },
           { caller },
         );
       }
@@ -52,7 +55,10 @@ describe('sessions (ownership off)', () => {
   beforeAll(async () => {
     hangar = await startHangar({
       modules: allInOneModules(),
-      overrides: { Hangar: { Api: { ...jwtConfig(), RunAuthorizationModule: FIXTURE_RUN_AUTHORIZATION } }, Tenancy: { Enabled: true, AllowHeaderResolution: true } },
+      overrides: {
+        Hangar: { Api: { ...jwtConfig(), RunAuthorizationModule: FIXTURE_RUN_AUTHORIZATION } },
+        Tenancy: { Enabled: true, AllowHeaderResolution: true },
+      },
     });
     sessions = sessionsOf(hangar);
     await sessions.seed(admin, 'conv-1', ['hello', 'hi there', 'what is my balance?', 'it is 42']);
@@ -70,9 +76,16 @@ describe('sessions (ownership off)', () => {
     expect(result.status).toBe(200);
     expect(result.body.map((session: any) => session.id)).toEqual(['conv-3', 'hidden-conv', 'conv-2', 'conv-1']);
     expect(result.body[3]).toEqual({
-      id: 'conv-1', tenantId: 'default', agentName: 'support-bot', ownerId: null,
-      createdAt: expect.any(String), updatedAt: expect.any(String), messageCount: 4,
-      Version: 1, StateSchemaVersion: 1, StateMafVersion: expect.stringMatching(/^hangar\//),
+      id: 'conv-1',
+      tenantId: 'default',
+      agentName: 'support-bot',
+      ownerId: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      messageCount: 4,
+      Version: 1,
+      StateSchemaVersion: 1,
+      StateMafVersion: expect.stringMatching(/^hangar\//),
     });
   });
 
@@ -86,7 +99,10 @@ describe('sessions (ownership off)', () => {
     expect((await hangar.request('GET', '/api/sessions?agentName=billing-bot')).body.map((session: any) => session.id)).toEqual(['conv-2']);
     expect((await hangar.request('GET', '/api/sessions?take=0')).body).toHaveLength(1);
     expect((await hangar.request('GET', '/api/sessions?take=10000')).body).toHaveLength(4);
-    expect((await hangar.request('GET', '/api/sessions?skip=1&take=2')).body.map((session: any) => session.id)).toEqual(['conv-3', 'hidden-conv']);
+    expect((await hangar.request('GET', '/api/sessions?skip=1&take=2')).body.map((session: any) => session.id)).toEqual([
+      'conv-3',
+      'hidden-conv',
+    ]);
     expect((await hangar.request('GET', '/api/sessions?skip=-5&take=1')).body).toHaveLength(1);
     expectProblem(await hangar.request('GET', '/api/sessions?take=many'), 400, 'validation_failed');
   });
@@ -95,9 +111,18 @@ describe('sessions (ownership off)', () => {
     const result = await hangar.request('GET', '/api/sessions/conv-1');
     expect(result.status).toBe(200);
     expect(result.body.messages.map((message: any) => [message.role, message.content, message.runId])).toEqual([
-      ['user', 'hello', 'run-0'], ['assistant', 'hi there', 'run-1'], ['user', 'what is my balance?', 'run-2'], ['assistant', 'it is 42', 'run-3'],
+      ['user', 'hello', 'run-0'],
+      ['assistant', 'hi there', 'run-1'],
+      ['user', 'what is my balance?', 'run-2'],
+      ['assistant', 'it is 42', 'run-3'],
     ]);
-    expect(result.body.messages[0]).toEqual({ id: expect.any(String), role: 'user', content: 'hello', runId: 'run-0', createdAt: expect.any(String) });
+    expect(result.body.messages[0]).toEqual({
+      id: expect.any(String),
+      role: 'user',
+      content: 'hello',
+      runId: 'run-0',
+      createdAt: expect.any(String),
+    });
     expect(result.body.state).toEqual({ turns: 4 });
     expect(result.body.parentSessionId).toBeNull();
   });
@@ -123,20 +148,35 @@ describe('sessions (ownership off)', () => {
     it('takes the requested id; writes to the branch never touch the parent', async () => {
       const result = await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 3, sessionId: 'conv-1-alt' } });
       expect(result.body).toEqual({ sessionId: 'conv-1-alt', parentSessionId: 'conv-1', copiedMessages: 4 });
-      await sessions.client.appendMessages({ sessionId: 'conv-1-alt', messages: [{ role: 'user', content: 'branch only' }] }, { caller: admin });
+      await sessions.client.appendMessages(
+        { sessionId: 'conv-1-alt', messages: [{ role: 'user', content: 'branch only' }] },
+        { caller: admin },
+      );
       expect((await hangar.request('GET', '/api/sessions/conv-1-alt')).body.messageCount).toBe(5);
       expect((await hangar.request('GET', '/api/sessions/conv-1')).body.messages).toHaveLength(4);
     });
 
     it('answers 409 when the requested id exists, 400 for -1, past the end or a bad body, 404 for an unknown source', async () => {
       const count = (await hangar.request('GET', '/api/sessions?take=200')).body.length;
-      expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, sessionId: 'conv-2' } }), 409, 'conflict');
+      expectProblem(
+        await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, sessionId: 'conv-2' } }),
+        409,
+        'conflict',
+      );
       expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: -1 } }), 400, 'validation_failed');
       expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 4 } }), 400, 'validation_failed');
       expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 1.5 } }), 400, 'validation_failed');
       expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: {} }), 400, 'validation_failed');
-      expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, sessionId: 'bad id!' } }), 400, 'validation_failed');
-      expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, extra: 1 } }), 400, 'validation_failed');
+      expectProblem(
+        await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, sessionId: 'bad id!' } }),
+        400,
+        'validation_failed',
+      );
+      expectProblem(
+        await hangar.request('POST', '/api/sessions/conv-1/branch', { body: { upToSequence: 0, extra: 1 } }),
+        400,
+        'validation_failed',
+      );
       expectProblem(await hangar.request('POST', '/api/sessions/nope/branch', { body: { upToSequence: 0 } }), 404, 'not_found');
       expect((await hangar.request('GET', '/api/sessions?take=200')).body).toHaveLength(count);
     });
@@ -178,7 +218,11 @@ describe('sessions (ownership off)', () => {
       expect(denied.body.detail).toBe('session conv-1 not found');
       expect(unknown.body.detail).toBe('session conv-unknown not found');
       expectProblem(await hangar.request('DELETE', '/api/sessions/conv-1', { token: blocked }), 404, 'not_found');
-      expectProblem(await hangar.request('POST', '/api/sessions/conv-1/branch', { token: blocked, body: { upToSequence: 0 } }), 404, 'not_found');
+      expectProblem(
+        await hangar.request('POST', '/api/sessions/conv-1/branch', { token: blocked, body: { upToSequence: 0 } }),
+        404,
+        'not_found',
+      );
       expect((await hangar.request('GET', '/api/sessions/conv-1')).body.messages).toHaveLength(4);
 
       const form = new FormData();
@@ -193,10 +237,17 @@ describe('sessions (ownership off)', () => {
 
     it('governs runs too: starting and listing are 403, reading a run is the same 404 as an unknown one', async () => {
       const blocked = await issuer.sign({ sub: 'blocked', roles: ['Admin'] });
-      const ran = await hangar.request('POST', '/api/agents/code-helper/run', { body: { message: 'hi' }, headers: { 'idempotency-key': 'k-allowed' } });
+      const ran = await hangar.request('POST', '/api/agents/code-helper/run', {
+        body: { message: 'hi' },
+        headers: { 'idempotency-key': 'k-allowed' },
+      });
       expect(ran.status, ran.text).toBe(200);
       const runsBefore = (await hangar.request('GET', '/api/runs?take=200')).body.length;
-      expectProblem(await hangar.request('POST', '/api/agents/code-helper/run', { token: blocked, body: { message: 'hi' } }), 403, 'forbidden');
+      expectProblem(
+        await hangar.request('POST', '/api/agents/code-helper/run', { token: blocked, body: { message: 'hi' } }),
+        403,
+        'forbidden',
+      );
       expectProblem(await hangar.request('GET', '/api/runs', { token: blocked }), 403, 'forbidden');
       const denied = await hangar.request('GET', `/api/runs/${ran.body.runId}`, { token: blocked });
       expectProblem(denied, 404, 'not_found');
@@ -221,7 +272,10 @@ describe('sessions (ownership on)', () => {
   let bobToken: string;
 
   beforeAll(async () => {
-    hangar = await startHangar({ modules: allInOneModules(), overrides: { Hangar: { Api: jwtConfig() }, SessionOwnership: { Enabled: true } } });
+    hangar = await startHangar({
+      modules: allInOneModules(),
+      overrides: { Hangar: { Api: jwtConfig() }, SessionOwnership: { Enabled: true } },
+    });
     sessions = sessionsOf(hangar);
     aliceToken = await issuer.sign({ sub: 'alice', roles: ['Operator'] });
     bobToken = await issuer.sign({ sub: 'bob', roles: ['Operator'] });
@@ -234,17 +288,26 @@ describe('sessions (ownership on)', () => {
   });
 
   it('narrows the list to the caller’s sessions; the management role sees all', async () => {
-    expect((await hangar.request('GET', '/api/sessions', { token: aliceToken })).body.map((session: any) => session.id)).toEqual(['alice-1']);
+    expect((await hangar.request('GET', '/api/sessions', { token: aliceToken })).body.map((session: any) => session.id)).toEqual([
+      'alice-1',
+    ]);
     expect((await hangar.request('GET', '/api/sessions', { token: bobToken })).body.map((session: any) => session.id)).toEqual(['bob-1']);
     const all = await hangar.request('GET', '/api/sessions');
-    expect(all.body.map((session: any) => [session.id, session.ownerId])).toEqual([['bob-1', 'bob'], ['alice-1', 'alice']]);
+    expect(all.body.map((session: any) => [session.id, session.ownerId])).toEqual([
+      ['bob-1', 'bob'],
+      ['alice-1', 'alice'],
+    ]);
   });
 
   it('answers 404 for another user’s session on read, delete and branch, and leaves it untouched', async () => {
     expect((await hangar.request('GET', '/api/sessions/alice-1', { token: aliceToken })).status).toBe(200);
     expectProblem(await hangar.request('GET', '/api/sessions/alice-1', { token: bobToken }), 404, 'not_found');
     expectProblem(await hangar.request('DELETE', '/api/sessions/alice-1', { token: bobToken }), 404, 'not_found');
-    expectProblem(await hangar.request('POST', '/api/sessions/alice-1/branch', { token: bobToken, body: { upToSequence: 0 } }), 404, 'not_found');
+    expectProblem(
+      await hangar.request('POST', '/api/sessions/alice-1/branch', { token: bobToken, body: { upToSequence: 0 } }),
+      404,
+      'not_found',
+    );
     expect((await hangar.request('GET', '/api/sessions/alice-1')).body.messageCount).toBe(2);
   });
 
@@ -255,7 +318,9 @@ describe('sessions (ownership on)', () => {
   });
 
   it('refuses a run naming another user’s session (403) and a new session without a user (session_owner_required)', async () => {
-    const foreign = await sessions.client.openSession({ sessionId: 'alice-1', agentName: 'x' }, { caller: bob }).catch((error: unknown) => error);
+    const foreign = await sessions.client
+      .openSession({ sessionId: 'alice-1', agentName: 'x' }, { caller: bob })
+      .catch((error: unknown) => error);
     expect(foreign).toBeInstanceOf(HangarError);
     expect(foreign).toMatchObject({ status: 403, errorType: 'forbidden' });
     const ownerless = await sessions.client
@@ -276,7 +341,10 @@ describe('ownership turned on after sessions were written', () => {
     await sessionsOf(before).seed({ tenantId: 'default', actor: 'auth-token', role: 'Admin' }, 'legacy', ['from before']);
     await before.stop();
 
-    const after = await startHangar({ modules: allInOneModules(), overrides: { ...stores, Hangar: { Api: jwtConfig() }, SessionOwnership: { Enabled: true } } });
+    const after = await startHangar({
+      modules: allInOneModules(),
+      overrides: { ...stores, Hangar: { Api: jwtConfig() }, SessionOwnership: { Enabled: true } },
+    });
     try {
       const user = await issuer.sign({ sub: 'carol', roles: ['Operator'] });
       expect((await after.request('GET', '/api/sessions', { token: user })).body).toEqual([]);

@@ -22,7 +22,10 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => collector.listen(port, '127.0.0.1', resolve));
-  hangar = await startHangar({ modules: allInOneModules(), overrides: { Telemetry: { OtlpEndpoint: `http://127.0.0.1:${port}/v1/traces` } } });
+  hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: { Telemetry: { OtlpEndpoint: `http://127.0.0.1:${port}/v1/traces` } },
+  });
 });
 
 afterAll(async () => {
@@ -32,7 +35,9 @@ afterAll(async () => {
 
 describe('tracing', () => {
   it('continues the caller’s trace through gateway and service, and names it in problem bodies', async () => {
-    const result = await hangar.request('GET', '/api/agents/no-such-agent', { headers: { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` } });
+    const result = await hangar.request('GET', '/api/agents/no-such-agent', {
+      headers: { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+    });
     expect(result.status).toBe(404);
     expect(result.body.traceId).toBe(TRACE_ID);
 
@@ -41,10 +46,7 @@ describe('tracing', () => {
       payload.resourceSpans.flatMap((resource: any) => resource.scopeSpans.flatMap((scope: any) => scope.spans)),
     );
     const inTrace = spans.filter((span: any) => span.traceId === TRACE_ID).map((span: any) => span.name);
-    expect(inTrace).toEqual(expect.arrayContaining([
-      'GET /api/agents/no-such-agent',
-      '/hangar.v1.AgentRegistryService/GetAgent',
-    ]));
+    expect(inTrace).toEqual(expect.arrayContaining(['GET /api/agents/no-such-agent', '/hangar.v1.AgentRegistryService/GetAgent']));
     // client span in the gateway and server span in the registry
     expect(inTrace.filter((name: string) => name === '/hangar.v1.AgentRegistryService/GetAgent')).toHaveLength(2);
   });

@@ -97,14 +97,12 @@ export function reportToProto(report: ValidationReport): pb.ValidateAgentRespons
 export function reportFromProto(message: pb.ValidateAgentResponse): ValidationReport {
   return {
     valid: message.valid,
-    messages: message.messages.map(
-      (entry): ValidationMessage => ({
-        severity: entry.severity === pb.ValidationSeverity.VALIDATION_SEVERITY_WARNING ? 'Warning' : 'Error',
-        code: entry.code,
-        message: entry.message,
-        path: entry.path,
-      }),
-    ),
+    messages: message.messages.map((entry): ValidationMessage => ({
+      severity: entry.severity === pb.ValidationSeverity.VALIDATION_SEVERITY_WARNING ? 'Warning' : 'Error',
+      code: entry.code,
+      message: entry.message,
+      path: entry.path,
+    })),
   };
 }
 

@@ -43,7 +43,9 @@ export const ResponseFormatSchema = z
   });
 
 export const AgentParameterSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 characters of letters, digits, "_", "." or "-", starting with a letter or "_"'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 characters of letters, digits, "_", "." or "-", starting with a letter or "_"'),
   description: z.string().max(1024).nullish(),
   required: z.boolean().optional(),
 });

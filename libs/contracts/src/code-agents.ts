@@ -1,4 +1,10 @@
-import { AgentDefinitionInputSchema, AgentName, normalizeDefinition, type AgentDefinition, type AgentDefinitionInput } from './agents.schema.js';
+import {
+  AgentDefinitionInputSchema,
+  AgentName,
+  normalizeDefinition,
+  type AgentDefinition,
+  type AgentDefinitionInput,
+} from './agents.schema.js';
 
 const BRAND = Symbol.for('hangar.code-agent');
 
@@ -26,17 +32,15 @@ export type CodeAgent = DeclarativeCodeAgent | FactoryCodeAgent;
 export function defineAgent(definition: AgentDefinitionInput): DeclarativeCodeAgent {
   const parsed = AgentDefinitionInputSchema.safeParse(definition);
   if (!parsed.success) {
-    throw new Error(`defineAgent(${JSON.stringify(definition?.name)}): ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `defineAgent(${JSON.stringify(definition?.name)}): ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   }
   return { [BRAND]: true, kind: 'declarative', definition: normalizeDefinition(parsed.data) };
 }
 
 /** A code-defined agent built by a function at run time (its model and tools are opaque until then). */
-export function agentFactory(
-  name: string,
-  build: FactoryCodeAgent['build'],
-  options: { description?: string } = {},
-): FactoryCodeAgent {
+export function agentFactory(name: string, build: FactoryCodeAgent['build'], options: { description?: string } = {}): FactoryCodeAgent {
   if (!AgentName.safeParse(name).success) throw new Error(`agentFactory: invalid agent name ${JSON.stringify(name)}`);
   return { [BRAND]: true, kind: 'factory', name, description: options.description ?? null, build };
 }

@@ -1,8 +1,16 @@
 /** Operations a host's run-authorization handler is asked about (SPEC Authentication 7). */
 export type RunOperation =
-  | 'sessions.list' | 'sessions.read' | 'sessions.delete' | 'sessions.branch'
-  | 'attachments.upload' | 'attachments.list' | 'attachments.read' | 'attachments.delete'
-  | 'runs.start' | 'runs.list' | 'runs.read';
+  | 'sessions.list'
+  | 'sessions.read'
+  | 'sessions.delete'
+  | 'sessions.branch'
+  | 'attachments.upload'
+  | 'attachments.list'
+  | 'attachments.read'
+  | 'attachments.delete'
+  | 'runs.start'
+  | 'runs.list'
+  | 'runs.read';
 
 export interface RunAuthorizationRequest {
   operation: RunOperation;

@@ -14,7 +14,10 @@ const waitFor = async (condition: () => boolean, timeoutMs = 2000) => {
 describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => EventLog]>)('EventLog contract: %s', (_name, create) => {
   it('delivers every record to every group, in order, including records appended before subscribing', async () => {
     const log = create();
-    await log.append('runs', [{ key: 'r1', value: 'a' }, { key: 'r1', value: 'b' }]);
+    await log.append('runs', [
+      { key: 'r1', value: 'a' },
+      { key: 'r1', value: 'b' },
+    ]);
     const first: string[] = [];
     const second: string[] = [];
     await log.subscribe('runs', 'quota', async (record) => void first.push(record.value));

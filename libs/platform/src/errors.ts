@@ -49,8 +49,7 @@ export const validationError = (message: string, errors: FieldError[] = []) =>
   new HangarError('validation', message, errors.length ? { errors } : {});
 export const notFound = (message: string) => new HangarError('notFound', message);
 export const conflict = (message: string) => new HangarError('conflict', message);
-export const forbidden = (message: string, errorType?: string) =>
-  new HangarError('forbidden', message, {}, errorType);
+export const forbidden = (message: string, errorType?: string) => new HangarError('forbidden', message, {}, errorType);
 export const unauthorized = (message: string) => new HangarError('unauthorized', message);
 
 export function kindForHttpStatus(status: number): ErrorKind | undefined {

@@ -34,7 +34,13 @@ describe('configuration', () => {
     expect(config.Webhooks.AllowedConfigurationPrefix).toBe('Hangar:WebhookSecrets:');
     expect(config.Retention.RunEvents.MaxAge).toBe(30 * 86_400_000);
     expect(config.Retention.Sessions.MaxAge).toBeNull();
-    expect(config.Hangar.Api).toMatchObject({ Prefix: '', AllowRemoteAccess: false, AuthToken: null, RunEventPollInterval: 250, AllowedOrigins: [] });
+    expect(config.Hangar.Api).toMatchObject({
+      Prefix: '',
+      AllowRemoteAccess: false,
+      AuthToken: null,
+      RunEventPollInterval: 250,
+      AllowedOrigins: [],
+    });
     expect(config.Stores.Postgres.SchemaName).toBe('hangar');
     expect(config.Tenancy.HeaderName).toBe('X-Hangar-Tenant');
     expect(config.ContentGuard.Pattern).toBeUndefined();
@@ -43,7 +49,9 @@ describe('configuration', () => {
 
   it('layers environment over file over defaults, keys matched case-insensitively', () => {
     const file = writeConfig('hangar.yaml', 'Gateway:\n  Port: 9000\n  Host: 0.0.0.0\nProviders:\n  demo:\n    Kind: Demo\n');
-    const config = loadConfig({ env: { HANGAR_CONFIG: file, HANGAR__gateway__PORT: '9100', HANGAR__Providers__demo__defaultmodel: 'echo' } });
+    const config = loadConfig({
+      env: { HANGAR_CONFIG: file, HANGAR__gateway__PORT: '9100', HANGAR__Providers__demo__defaultmodel: 'echo' },
+    });
     expect(config.Gateway).toEqual({ Host: '0.0.0.0', Port: 9100 });
     expect(config.Providers.demo).toMatchObject({ Kind: 'Demo', DefaultModel: 'echo' });
   });
@@ -78,7 +86,10 @@ describe('configuration', () => {
     [{ HANGAR__Gateway__Port: 'eighty' }, 'Gateway:Port: expected a number'],
     [{ HANGAR__Gateway__Port: '70000' }, 'Gateway:Port'],
     [{ HANGAR__Tools__DefaultTimeout: 'later' }, 'Tools:DefaultTimeout: expected a duration'],
-    [{ HANGAR__Skills__Scripts__Enabled: 'true' }, 'Skills:Scripts:Enabled: cannot be true while Skills:Scripts:PlatformIsolationAcknowledged is false'],
+    [
+      { HANGAR__Skills__Scripts__Enabled: 'true' },
+      'Skills:Scripts:Enabled: cannot be true while Skills:Scripts:PlatformIsolationAcknowledged is false',
+    ],
     [{ HANGAR__Pricing__openai__gpt__CachedInput: '1' }, 'Pricing:openai:gpt:Input: a price entry needs Input or Output'],
     [{ HANGAR__Providers__azure__Kind: 'AzureOpenAI' }, 'Providers:azure:Endpoint: is required for Kind AzureOpenAI'],
     [{ HANGAR__Providers__x__Kind: 'Magic' }, 'Providers:x:Kind'],
@@ -96,7 +107,9 @@ describe('configuration', () => {
   });
 
   it('names an unreadable or malformed config file', () => {
-    expect(configError(() => loadConfig({ env: { HANGAR_CONFIG: '/nonexistent/hangar.yaml' } }))[0]).toContain('HANGAR_CONFIG: cannot read');
+    expect(configError(() => loadConfig({ env: { HANGAR_CONFIG: '/nonexistent/hangar.yaml' } }))[0]).toContain(
+      'HANGAR_CONFIG: cannot read',
+    );
     const broken = writeConfig('broken.json', '{ "Gateway": ');
     expect(configError(() => loadConfig({ env: { HANGAR_CONFIG: broken } }))[0]).toContain('is not valid JSON or YAML');
   });

@@ -1,7 +1,14 @@
 import type { PGlite } from '@electric-sql/pglite';
 import {
-  CompiledQuery, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
-  type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult,
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
 } from 'kysely';
 
 /**
@@ -41,7 +48,10 @@ class PGliteConnection implements DatabaseConnection {
 class PGliteDriver implements Driver {
   private readonly releases = new WeakMap<DatabaseConnection, () => void>();
 
-  constructor(private readonly pglite: PGlite, private readonly lock: PGliteLock) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly lock: PGliteLock,
+  ) {}
 
   async init(): Promise<void> {}
 
@@ -74,7 +84,10 @@ class PGliteDriver implements Driver {
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite, private readonly lock: PGliteLock) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly lock: PGliteLock,
+  ) {}
 
   createAdapter() {
     return new PostgresAdapter();

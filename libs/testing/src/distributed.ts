@@ -7,8 +7,13 @@ import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.j
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
-  AgentRegistry: 'agent-registry', RunExecutor: 'run-executor', Session: 'session', Skill: 'skill',
-  Attachment: 'attachment', Governance: 'governance', Gateway: 'gateway',
+  AgentRegistry: 'agent-registry',
+  RunExecutor: 'run-executor',
+  Session: 'session',
+  Skill: 'skill',
+  Attachment: 'attachment',
+  Governance: 'governance',
+  Gateway: 'gateway',
 };
 
 export type ProcessName = ServiceName | 'Gateway';
@@ -26,7 +31,9 @@ export interface DistributedHangar {
  * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`)
  * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once `/readyz` is 200.
  */
-export async function startDistributed(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<DistributedHangar> {
+export async function startDistributed(
+  options: { env?: Record<string, string>; readyTimeoutMs?: number } = {},
+): Promise<DistributedHangar> {
   const schemaPrefix = uniqueSchemaPrefix();
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
   const gatewayPort = await freePort();
@@ -55,10 +62,15 @@ export async function startDistributed(options: { env?: Record<string, string>; 
     let stderr = '';
     child.stderr?.on('data', (chunk) => (stderr += chunk));
     processes.set(name, child);
-    exits.set(name, new Promise((resolve) => child.once('exit', (code) => {
-      if (code) console.error(`${name} exited with ${code}: ${stderr}`);
-      resolve(code);
-    })));
+    exits.set(
+      name,
+      new Promise((resolve) =>
+        child.once('exit', (code) => {
+          if (code) console.error(`${name} exited with ${code}: ${stderr}`);
+          resolve(code);
+        }),
+      ),
+    );
   }
   const url = `http://127.0.0.1:${gatewayPort}`;
   const cleanup = async () => {

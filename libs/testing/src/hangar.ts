@@ -60,12 +60,17 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
  * Starts Hangar in this test process on free ports: every module (or the ones given) on an
  * in-memory PGlite, or on fresh schemas of the real PostgreSQL.
  */
-export async function startHangar(options: { engine?: EngineName; overrides?: Record<string, unknown>; modules: HangarModule[] }): Promise<HangarUnderTest> {
+export async function startHangar(options: {
+  engine?: EngineName;
+  overrides?: Record<string, unknown>;
+  modules: HangarModule[];
+}): Promise<HangarUnderTest> {
   const engine = options.engine ?? 'pglite';
   const schemaPrefix = uniqueSchemaPrefix();
-  const stores = engine === 'postgres'
-    ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
-    : { Embedded: { DataDir: 'memory://' } };
+  const stores =
+    engine === 'postgres'
+      ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
+      : { Embedded: { DataDir: 'memory://' } };
   const base = {
     Logging: { Level: 'warn' },
     Gateway: { Port: 0 },
@@ -92,10 +97,8 @@ export async function startHangar(options: { engine?: EngineName; overrides?: Re
 function deepMerge(base: Record<string, any>, over: Record<string, any>): Record<string, any> {
   const result = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    result[key] = value && typeof value === 'object' && !Array.isArray(value) && typeof base[key] === 'object'
-      ? deepMerge(base[key], value)
-      : value;
+    result[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && typeof base[key] === 'object' ? deepMerge(base[key], value) : value;
   }
   return result;
 }
-

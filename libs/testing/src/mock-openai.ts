@@ -28,7 +28,10 @@ export async function startMockOpenAI() {
     if (typeof script === 'function') return script(request);
     if (script && script.length) return script.length > 1 ? script.shift()! : script[0];
     const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-    return { text: `mock: ${typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content)}`, usage: { prompt: 10, completion: 5 } };
+    return {
+      text: `mock: ${typeof lastUser?.content === 'string' ? lastUser.content : JSON.stringify(lastUser?.content)}`,
+      usage: { prompt: 10, completion: 5 },
+    };
   };
 
   const readBody = (request: IncomingMessage) =>
@@ -55,7 +58,9 @@ export async function startMockOpenAI() {
       reply = reply.then;
     }
     if ('status' in reply) {
-      response.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}`, type: 'server_error' } }));
+      response
+        .writeHead(reply.status, { 'content-type': 'application/json' })
+        .end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}`, type: 'server_error' } }));
       return;
     }
     const id = `chatcmpl-${requests.length}`;
@@ -63,22 +68,43 @@ export async function startMockOpenAI() {
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: parsed.model, choices, ...extra })}\n\n`;
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     if ('toolCall' in reply) {
-      response.write(chunk([{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: `call_${requests.length}`, type: 'function', function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) } }] }, finish_reason: null }]));
+      response.write(
+        chunk([
+          {
+            index: 0,
+            delta: {
+              role: 'assistant',
+              tool_calls: [
+                {
+                  index: 0,
+                  id: `call_${requests.length}`,
+                  type: 'function',
+                  function: { name: reply.toolCall.name, arguments: JSON.stringify(reply.toolCall.args) },
+                },
+              ],
+            },
+            finish_reason: null,
+          },
+        ]),
+      );
       response.write(chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]));
     } else {
-      for (const piece of reply.text.match(/\S+\s*/g) ?? []) response.write(chunk([{ index: 0, delta: { role: 'assistant', content: piece }, finish_reason: null }]));
+      for (const piece of reply.text.match(/\S+\s*/g) ?? [])
+        response.write(chunk([{ index: 0, delta: { role: 'assistant', content: piece }, finish_reason: null }]));
       response.write(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
     }
     const usage = reply.usage ?? { prompt: 10, completion: 5 };
-    response.write(chunk([], {
-      usage: {
-        prompt_tokens: usage.prompt,
-        completion_tokens: usage.completion,
-        total_tokens: usage.prompt + usage.completion,
-        prompt_tokens_details: { cached_tokens: 'cached' in usage ? (usage.cached ?? 0) : 0 },
-        completion_tokens_details: { reasoning_tokens: 'reasoning' in usage ? (usage.reasoning ?? 0) : 0 },
-      },
-    }));
+    response.write(
+      chunk([], {
+        usage: {
+          prompt_tokens: usage.prompt,
+          completion_tokens: usage.completion,
+          total_tokens: usage.prompt + usage.completion,
+          prompt_tokens_details: { cached_tokens: 'cached' in usage ? (usage.cached ?? 0) : 0 },
+          completion_tokens_details: { reasoning_tokens: 'reasoning' in usage ? (usage.reasoning ?? 0) : 0 },
+        },
+      }),
+    );
     response.end('data: [DONE]\n\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

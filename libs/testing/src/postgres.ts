@@ -12,7 +12,10 @@ export async function dropSchemas(prefix: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ nspname: string }>('select nspname from pg_namespace where nspname = $1 or nspname like $2', [prefix, `${prefix}\\_%`]);
+    const { rows } = await client.query<{ nspname: string }>('select nspname from pg_namespace where nspname = $1 or nspname like $2', [
+      prefix,
+      `${prefix}\\_%`,
+    ]);
     for (const { nspname } of rows) await client.query(`drop schema "${nspname}" cascade`);
   } finally {
     await client.end();

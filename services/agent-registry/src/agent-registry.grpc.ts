@@ -1,6 +1,12 @@
 import {
-  AgentDefinitionInputSchema, definitionFromProto, normalizeDefinition, recordToProto, registryPb as pb, reportToProto,
-  jsonPath, type AgentDefinition,
+  AgentDefinitionInputSchema,
+  definitionFromProto,
+  normalizeDefinition,
+  recordToProto,
+  registryPb as pb,
+  reportToProto,
+  jsonPath,
+  type AgentDefinition,
 } from '@hangar/contracts';
 import { validationError, type CallerContext } from '@hangar/platform';
 import type { AgentDescriptor, AgentRegistryService } from './agent-registry.service.js';

@@ -1,4 +1,10 @@
-import { renderInstructions, type AgentDefinition, type AgentDefinitionRecord, type CodeAgent, type ValidationReport } from '@hangar/contracts';
+import {
+  renderInstructions,
+  type AgentDefinition,
+  type AgentDefinitionRecord,
+  type CodeAgent,
+  type ValidationReport,
+} from '@hangar/contracts';
 import { conflict, HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
 import type { AgentRepository } from './agent.repository.js';
 import { validateDefinition } from './agent-validation.js';
@@ -75,7 +81,9 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
   async function readFactoryInstructions(agent: Extract<CodeAgent, { kind: 'factory' }>, caller: Caller) {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), deps.factoryReadTimeoutMs ?? 2000)));
+      const timeout = new Promise<undefined>(
+        (resolve) => (timer = setTimeout(() => resolve(undefined), deps.factoryReadTimeoutMs ?? 2000)),
+      );
       const built = await Promise.race([Promise.resolve(agent.build({ tenantId: caller.tenantId })), timeout]);
       return typeof built?.instructions === 'string' ? built.instructions : null;
     } catch {
@@ -117,7 +125,8 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
   async function currentDefinition(caller: Caller, name: string): Promise<AgentDefinition> {
     const code = codeAgents.get(name);
     if (code?.kind === 'declarative') return code.definition;
-    if (code?.kind === 'factory') throw new HangarError('notImplemented', `agent "${name}" is built by a factory at run time; it cannot be estimated`);
+    if (code?.kind === 'factory')
+      throw new HangarError('notImplemented', `agent "${name}" is built by a factory at run time; it cannot be estimated`);
     return (await requireStored(caller, name)).definition;
   }
 
@@ -136,16 +145,14 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       const stored = await repository.listCurrent(caller.tenantId);
       const fromDatabase = stored
         .filter((agent) => !codeAgents.has(agent.definition.name))
-        .map(
-          (agent): AgentDescriptor => ({
-            name: agent.definition.name,
-            description: agent.definition.description,
-            origin: 'Database',
-            model: { provider: agent.definition.model.provider, model: agent.definition.model.model },
-            version: agent.version,
-            updatedAt: agent.updatedAt,
-          }),
-        );
+        .map((agent): AgentDescriptor => ({
+          name: agent.definition.name,
+          description: agent.definition.description,
+          origin: 'Database',
+          model: { provider: agent.definition.model.provider, model: agent.definition.model.model },
+          version: agent.version,
+          updatedAt: agent.updatedAt,
+        }));
       return [...[...codeAgents.values()].map(codeDescriptor), ...fromDatabase].sort(byName);
     },
 
@@ -242,15 +249,24 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       const found = await repository.getVersions(caller.tenantId, name, [left, right]);
       const missing = [...new Set([left, right])].filter((version) => !found.has(version));
       if (missing.length) {
-        throw new HangarError('notFound', `${missing.length === 1 ? 'version' : 'versions'} ${missing.join(' and ')} of agent "${name}" not found`, {
-          missingVersions: missing,
-        });
+        throw new HangarError(
+          'notFound',
+          `${missing.length === 1 ? 'version' : 'versions'} ${missing.join(' and ')} of agent "${name}" not found`,
+          {
+            missingVersions: missing,
+          },
+        );
       }
       return { left: found.get(left)!, right: found.get(right)! };
     },
 
     /** What the run pre-flight check computes, for the agent's primary model. */
-    async estimate(caller: Caller, name: string, messages: Array<{ role: string; content: string }>, parameters: ReadonlyMap<string, string>): Promise<PromptEstimate> {
+    async estimate(
+      caller: Caller,
+      name: string,
+      messages: Array<{ role: string; content: string }>,
+      parameters: ReadonlyMap<string, string>,
+    ): Promise<PromptEstimate> {
       const definition = await currentDefinition(caller, name);
       const tokens = countPromptTokens(renderInstructions(definition.instructions, parameters), messages);
       return estimatePrompt(tokens, catalog.contextWindow(definition.model.provider, definition.model.model), deps.reserveRatio);

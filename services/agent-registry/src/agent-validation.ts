@@ -34,12 +34,16 @@ export function validateDefinition(definition: AgentDefinition, inputs: Validati
   ];
   for (const { path, ref } of bindings) {
     if (!catalog.hasProvider(ref.provider)) {
-      messages.push(error('model_not_found', `${path}.provider`, `provider "${ref.provider}" is not configured (Providers:${ref.provider})`));
+      messages.push(
+        error('model_not_found', `${path}.provider`, `provider "${ref.provider}" is not configured (Providers:${ref.provider})`),
+      );
       continue;
     }
     const listed = catalog.listedModels(ref.provider);
     if (listed.length > 0 && !listed.includes(ref.model)) {
-      messages.push(warning('model_not_in_catalog', `${path}.model`, `model "${ref.model}" is not listed under Providers:${ref.provider}:Models`));
+      messages.push(
+        warning('model_not_in_catalog', `${path}.model`, `model "${ref.model}" is not listed under Providers:${ref.provider}:Models`),
+      );
     }
   }
 

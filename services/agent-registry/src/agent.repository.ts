@@ -63,7 +63,12 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
     },
 
     async exists(tenantId: string, name: string): Promise<boolean> {
-      const row = await db.selectFrom('agents').select('name').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+      const row = await db
+        .selectFrom('agents')
+        .select('name')
+        .where('tenant_id', '=', tenantId)
+        .where('name', '=', name)
+        .executeTakeFirst();
       return !!row;
     },
 
@@ -115,7 +120,11 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
     },
 
     /** Appends the next version; undefined when the agent does not exist. Serialized per agent by the row lock. */
-    async appendVersion(tenantId: string, definition: AgentDefinition, actor: string): Promise<Required<AgentDefinitionRecord> | undefined> {
+    async appendVersion(
+      tenantId: string,
+      definition: AgentDefinition,
+      actor: string,
+    ): Promise<Required<AgentDefinitionRecord> | undefined> {
       return db.transaction().execute(async (trx) => {
         const agent = await trx
           .selectFrom('agents')

@@ -41,7 +41,10 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
     const rich = definition('rich', {
       tools: ['clock', 'mcp:x/y'],
       parameters: [{ name: 'p', description: null, required: true }],
-      responseFormat: { kind: 'JsonSchema', schema: { type: 'object', required: ['a'], properties: { a: { type: 'array', items: { type: 'number' } } } } },
+      responseFormat: {
+        kind: 'JsonSchema',
+        schema: { type: 'object', required: ['a'], properties: { a: { type: 'array', items: { type: 'number' } } } },
+      },
     });
     await repository.insertFirst('t1', rich, 'alice');
     expect((await repository.getCurrent('t1', 'rich'))?.definition).toEqual(rich);
@@ -63,7 +66,9 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
 
   it('gives concurrent appends distinct consecutive versions', async () => {
     await repository.insertFirst('t1', definition('busy'), 'alice');
-    await Promise.all(Array.from({ length: 8 }, (_, index) => repository.appendVersion('t1', definition('busy', { instructions: `c${index}` }), 'writer')));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, index) => repository.appendVersion('t1', definition('busy', { instructions: `c${index}` }), 'writer')),
+    );
     const versions = (await repository.listVersions('t1', 'busy')).map((version) => version.version);
     expect(versions).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1]);
   });

@@ -45,7 +45,8 @@ export function attachmentGrpc(service: AttachmentService): pb.AttachmentService
     async *downloadAttachment({ id }, { caller }) {
       const { attachment, chunks } = await service.download(caller, id);
       yield { part: { $case: 'descriptor', value: descriptorToProto(attachment) } };
-      for await (const chunk of chunks) yield { part: { $case: 'chunk', value: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) } };
+      for await (const chunk of chunks)
+        yield { part: { $case: 'chunk', value: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) } };
     },
     async deleteAttachment({ id }, { caller }) {
       await service.delete(caller, id);

@@ -31,7 +31,15 @@ export interface AttachmentRow {
 
 const COLUMNS = ['id', 'file_name', 'media_type', 'size', 'sha256', 'session_id', 'created_at'] as const;
 
-type Selected = { id: string; file_name: string; media_type: string; size: number; sha256: string; session_id: string | null; created_at: Date };
+type Selected = {
+  id: string;
+  file_name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+  session_id: string | null;
+  created_at: Date;
+};
 const toRow = (row: Selected): AttachmentRow => ({
   id: row.id,
   fileName: row.file_name,
@@ -48,7 +56,14 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
     async begin(tenantId: string, attachment: { id: string; fileName: string; mediaType: string; sessionId: string | null }) {
       await db
         .insertInto('attachments')
-        .values({ id: attachment.id, tenant_id: tenantId, file_name: attachment.fileName, media_type: attachment.mediaType, session_id: attachment.sessionId, status: 'uploading' })
+        .values({
+          id: attachment.id,
+          tenant_id: tenantId,
+          file_name: attachment.fileName,
+          media_type: attachment.mediaType,
+          session_id: attachment.sessionId,
+          status: 'uploading',
+        })
         .execute();
     },
 
@@ -73,7 +88,11 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
 
     /** Removes uploads a crashed process left unfinished. */
     async sweepUnfinished(olderThan: Date): Promise<number> {
-      const result = await db.deleteFrom('attachments').where('status', '=', 'uploading').where('created_at', '<', olderThan).executeTakeFirst();
+      const result = await db
+        .deleteFrom('attachments')
+        .where('status', '=', 'uploading')
+        .where('created_at', '<', olderThan)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 
@@ -109,12 +128,21 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
     },
 
     async delete(tenantId: string, id: string): Promise<boolean> {
-      const result = await db.deleteFrom('attachments').where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'ready').executeTakeFirst();
+      const result = await db
+        .deleteFrom('attachments')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('status', '=', 'ready')
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
     async deleteBySession(tenantId: string, sessionId: string): Promise<number> {
-      const result = await db.deleteFrom('attachments').where('tenant_id', '=', tenantId).where('session_id', '=', sessionId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('attachments')
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -22,7 +22,10 @@ export interface UploadHeader {
 /** Keeps only the last path segment and drops control characters: the name is shown, never used as a path. */
 function cleanFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[\u0000-\u001F\u007F]/g, '').trim().slice(0, 255);
+  const cleaned = base
+    .replace(/[\u0000-\u001F\u007F]/g, '')
+    .trim()
+    .slice(0, 255);
   return cleaned || 'file';
 }
 
@@ -54,7 +57,9 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
   const { repository, settings } = deps;
 
   const tooLarge = () =>
-    new HangarError('payloadTooLarge', `the file is larger than ${settings.maxBytes} bytes (Attachments:MaxBytes)`, { limit: settings.maxBytes });
+    new HangarError('payloadTooLarge', `the file is larger than ${settings.maxBytes} bytes (Attachments:MaxBytes)`, {
+      limit: settings.maxBytes,
+    });
   const refusedType = (mediaType: string) =>
     new HangarError('unsupportedMediaType', `the file's signature says ${mediaType}, which is not an allowed media type`, {
       detectedMediaType: mediaType,
@@ -78,7 +83,9 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
      */
     async upload(caller: Caller, header: UploadHeader, pieces: AsyncIterable<Uint8Array>): Promise<AttachmentRow> {
       if (header.sessionId !== undefined && !SESSION_ID.test(header.sessionId)) {
-        throw validationError('sessionId is not a valid session id', [{ path: 'sessionId', message: 'must be 1-128 characters of letters, digits, ".", "_", ":" or "-"' }]);
+        throw validationError('sessionId is not a valid session id', [
+          { path: 'sessionId', message: 'must be 1-128 characters of letters, digits, ".", "_", ":" or "-"' },
+        ]);
       }
       const id = randomUUID();
       const hash = createHash('sha256');
@@ -99,7 +106,12 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
         const mediaType = await detectMediaType(sample, isWholeFile);
         if (!isAllowedMediaType(mediaType, settings.allowedMediaTypes)) throw refusedType(mediaType);
         if (mediaType === 'text/plain') textCheck = createTextCheck();
-        await repository.begin(caller.tenantId, { id, fileName: cleanFileName(header.fileName), mediaType, sessionId: header.sessionId ?? null });
+        await repository.begin(caller.tenantId, {
+          id,
+          fileName: cleanFileName(header.fileName),
+          mediaType,
+          sessionId: header.sessionId ?? null,
+        });
         started = true;
         head = [];
         await store(sample);

@@ -18,7 +18,14 @@ describe.each(SQL_ENGINES)('attachment repository on %s', (engine) => {
   }
 
   const chunkCount = async () =>
-    Number((await db.selectFrom('attachment_chunks').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).count);
+    Number(
+      (
+        await db
+          .selectFrom('attachment_chunks')
+          .select((eb) => eb.fn.countAll().as('count'))
+          .executeTakeFirstOrThrow()
+      ).count,
+    );
 
   beforeAll(async () => {
     fixture = await openEngine(engine);

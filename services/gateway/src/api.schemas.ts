@@ -58,17 +58,13 @@ export const AgentDetailSchema = z
 export const ValidationReportSchema = z
   .object({
     valid: z.boolean(),
-    messages: z.array(
-      z.object({ severity: z.enum(['Error', 'Warning']), code: z.string(), message: z.string(), path: z.string() }),
-    ),
+    messages: z.array(z.object({ severity: z.enum(['Error', 'Warning']), code: z.string(), message: z.string(), path: z.string() })),
   })
   .meta({ id: 'ValidationReport' });
 
 export const DiffSchema = z.object({ left: StoredDefinitionSchema, right: StoredDefinitionSchema }).meta({ id: 'AgentVersionDiff' });
 
-export const RollbackRequestSchema = z
-  .strictObject({ version: z.number().int().min(1).max(2147483647) })
-  .meta({ id: 'RollbackRequest' });
+export const RollbackRequestSchema = z.strictObject({ version: z.number().int().min(1).max(2147483647) }).meta({ id: 'RollbackRequest' });
 
 export const CatalogModelSchema = z.object({
   provider: z.string(),
@@ -124,4 +120,9 @@ export const problemResponse = (description: string) => ({ description, schema: 
 
 /** `skip`/`take` query values: integers (400 otherwise); services clamp them. */
 export const pageNumber = (fallback: number) =>
-  z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number).optional().transform((value) => value ?? fallback);
+  z
+    .string()
+    .regex(/^-?\d{1,9}$/, 'must be an integer')
+    .transform(Number)
+    .optional()
+    .transform((value) => value ?? fallback);

@@ -29,7 +29,12 @@ function tracing(context: GatewayContext) {
     response.once('close', () => {
       span.setAttribute('http.response.status_code', response.statusCode);
       span.end();
-      const fields = { method: request.method, path: request.path, status: response.statusCode, durationMs: Math.round(performance.now() - started) };
+      const fields = {
+        method: request.method,
+        path: request.path,
+        status: response.statusCode,
+        durationMs: Math.round(performance.now() - started),
+      };
       // Classified 5xx (501, 503) are logged where they are raised; only an unexpected 500 warns here.
       if (response.statusCode === 500) context.logger.warn(fields, 'request failed');
       else context.logger.debug(fields, 'request');
@@ -48,12 +53,23 @@ function remoteAccessGuard(context: GatewayContext) {
 /** CORS only for `AllowedOrigins` (empty: no CORS header is ever sent). */
 function cors(context: GatewayContext) {
   const { AllowedOrigins } = context.config.Hangar.Api;
-  const allowHeaders = ['Authorization', 'Content-Type', 'Idempotency-Key', 'Prefer', 'Last-Event-ID', 'X-API-Key', context.config.Tenancy.HeaderName];
+  const allowHeaders = [
+    'Authorization',
+    'Content-Type',
+    'Idempotency-Key',
+    'Prefer',
+    'Last-Event-ID',
+    'X-API-Key',
+    context.config.Tenancy.HeaderName,
+  ];
   return (request: Request, response: Response, next: NextFunction) => {
     const origin = request.get('origin');
     if (!origin || !(AllowedOrigins.includes('*') || AllowedOrigins.includes(origin))) return next();
     response.set('Access-Control-Allow-Origin', origin).vary('Origin');
-    response.set('Access-Control-Expose-Headers', 'Location, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, WWW-Authenticate');
+    response.set(
+      'Access-Control-Expose-Headers',
+      'Location, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, WWW-Authenticate',
+    );
     if (request.method === 'OPTIONS' && request.get('access-control-request-method')) {
       response.set({
         'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
@@ -71,14 +87,21 @@ function cors(context: GatewayContext) {
 function unmatched(routes: RouteSpec<any, any, any>[], prefix: string) {
   const patterns = routes.map((route) => ({
     method: route.method.toUpperCase(),
-    regex: new RegExp(`^${(route.path.startsWith('/api/') ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`),
+    regex: new RegExp(
+      `^${(route.path.startsWith('/api/') ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`,
+    ),
   }));
   return (request: Request, response: Response) => {
     const allowed = patterns.filter((pattern) => pattern.regex.test(request.path)).map((pattern) => pattern.method);
     if (allowed.length) {
-      sendProblem(request, response, problemBody(request, 405, 'method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(', ')}`), {
-        Allow: allowed.join(', '),
-      });
+      sendProblem(
+        request,
+        response,
+        problemBody(request, 405, 'method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(', ')}`),
+        {
+          Allow: allowed.join(', '),
+        },
+      );
       return;
     }
     sendProblem(request, response, problemBody(request, 404, 'not_found', `no route for ${request.method} ${request.path}`));

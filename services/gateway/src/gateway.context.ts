@@ -1,4 +1,10 @@
-import type { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunAuthorizationHandler, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import type {
+  AgentRegistryServiceDefinition,
+  AttachmentServiceDefinition,
+  RunAuthorizationHandler,
+  RunExecutorServiceDefinition,
+  SessionServiceDefinition,
+} from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { createAuthenticator } from './http/auth.js';

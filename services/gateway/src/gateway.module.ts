@@ -1,5 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import {
+  AgentRegistryServiceDefinition,
+  AttachmentServiceDefinition,
+  RunExecutorServiceDefinition,
+  SessionServiceDefinition,
+} from '@hangar/contracts';
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';

@@ -16,7 +16,13 @@ export interface JobWorkerSettings {
  * one table; a lease is renewed every third of its duration while the run goes on, and a lease
  * that expires (its worker died) is taken over by the next worker that polls.
  */
-export function createJobWorker(deps: { repository: RunRepository; engine: RunEngine; pubsub: PubSub; logger: Logger; settings: JobWorkerSettings }) {
+export function createJobWorker(deps: {
+  repository: RunRepository;
+  engine: RunEngine;
+  pubsub: PubSub;
+  logger: Logger;
+  settings: JobWorkerSettings;
+}) {
   const { repository, engine, logger, settings } = deps;
   const owner = `worker-${randomUUID()}`;
   const inFlight = new Set<Promise<void>>();
@@ -32,14 +38,17 @@ export function createJobWorker(deps: { repository: RunRepository; engine: RunEn
       return;
     }
     const controller = new AbortController();
-    const heartbeat = setInterval(() => {
-      repository.heartbeat(job.id, owner, settings.leaseMs).then(
-        (held) => {
-          if (!held) controller.abort(); // another worker took the job over
-        },
-        (error) => logger.warn({ err: error, jobId: job.id }, 'lease heartbeat failed'),
-      );
-    }, Math.max(100, Math.floor(settings.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        repository.heartbeat(job.id, owner, settings.leaseMs).then(
+          (held) => {
+            if (!held) controller.abort(); // another worker took the job over
+          },
+          (error) => logger.warn({ err: error, jobId: job.id }, 'lease heartbeat failed'),
+        );
+      },
+      Math.max(100, Math.floor(settings.leaseMs / 3)),
+    );
     try {
       const run = await engine.runQueued(job, controller.signal);
       await repository.finishJob(job.id, run?.status === 'Failed' ? 'failed' : 'done', run?.errorMessage ?? null);

@@ -63,7 +63,12 @@ export interface AgentLoader {
   /** The agent's current definition and version; throws 404 for an unknown agent. */
   load(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }>;
   /** The registry's prompt estimate (the numbers of the pre-flight check). */
-  estimate(caller: Caller, name: string, messages: Array<{ role: string; content: string }>, parameters: ReadonlyMap<string, string>): Promise<{
+  estimate(
+    caller: Caller,
+    name: string,
+    messages: Array<{ role: string; content: string }>,
+    parameters: ReadonlyMap<string, string>,
+  ): Promise<{
     estimatedPromptTokens: number;
     allowedPromptTokens: number | null;
     wouldBeRejected: boolean;
@@ -101,7 +106,11 @@ export interface RunEngineDeps {
 }
 
 const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part?.text ?? '').join('') : JSON.stringify(content);
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((part: any) => part?.text ?? '').join('')
+      : JSON.stringify(content);
 
 /** Run execution and recording (SPEC Agents 9–15, Runs, Events). */
 export function createRunEngine(deps: RunEngineDeps) {
@@ -142,18 +151,29 @@ export function createRunEngine(deps: RunEngineDeps) {
     const declared = new Map(definition.parameters.map((parameter) => [parameter.name, parameter]));
     const values = new Map<string, string>();
     parameters.forEach((parameter, index) => {
-      if (!declared.has(parameter.name)) throw validationError(`unknown parameter "${parameter.name}"`, [{ path: `parameters[${index}].name`, message: 'is not a parameter of this agent' }]);
-      if (values.has(parameter.name)) throw validationError(`parameter "${parameter.name}" is given twice`, [{ path: `parameters[${index}].name`, message: 'must not repeat' }]);
+      if (!declared.has(parameter.name))
+        throw validationError(`unknown parameter "${parameter.name}"`, [
+          { path: `parameters[${index}].name`, message: 'is not a parameter of this agent' },
+        ]);
+      if (values.has(parameter.name))
+        throw validationError(`parameter "${parameter.name}" is given twice`, [
+          { path: `parameters[${index}].name`, message: 'must not repeat' },
+        ]);
       if (Buffer.byteLength(parameter.value, 'utf8') > config.MaxParameterValueLength) {
         throw validationError(`parameter "${parameter.name}" is longer than ${config.MaxParameterValueLength} bytes`, [
-          { path: `parameters[${index}].value`, message: `must be at most ${config.MaxParameterValueLength} bytes of UTF-8 (MaxParameterValueLength)` },
+          {
+            path: `parameters[${index}].value`,
+            message: `must be at most ${config.MaxParameterValueLength} bytes of UTF-8 (MaxParameterValueLength)`,
+          },
         ]);
       }
       values.set(parameter.name, parameter.value);
     });
     for (const parameter of definition.parameters) {
       if (parameter.required && !values.has(parameter.name)) {
-        throw validationError(`parameter "${parameter.name}" is required`, [{ path: 'parameters', message: `must include "${parameter.name}"` }]);
+        throw validationError(`parameter "${parameter.name}" is required`, [
+          { path: 'parameters', message: `must include "${parameter.name}"` },
+        ]);
       }
     }
     return values;
@@ -169,12 +189,38 @@ export function createRunEngine(deps: RunEngineDeps) {
   };
 
   /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
-  async function runChild(caller: Caller, agentName: string, message: string, parent: RunRow, budget: TreeBudget, signal: AbortSignal, announce: Announce) {
-    if (parent.depth + 1 > graph.maxDepth) throw new HangarError('validation', `agent graph depth limit reached (AgentGraph:MaxDepth ${graph.maxDepth})`, {}, 'agent_graph_limit');
-    if (budget.childRuns + 1 > graph.maxTotalRuns) throw new HangarError('validation', `agent graph run limit reached (AgentGraph:MaxTotalRuns ${graph.maxTotalRuns})`, {}, 'agent_graph_limit');
+  async function runChild(
+    caller: Caller,
+    agentName: string,
+    message: string,
+    parent: RunRow,
+    budget: TreeBudget,
+    signal: AbortSignal,
+    announce: Announce,
+  ) {
+    if (parent.depth + 1 > graph.maxDepth)
+      throw new HangarError(
+        'validation',
+        `agent graph depth limit reached (AgentGraph:MaxDepth ${graph.maxDepth})`,
+        {},
+        'agent_graph_limit',
+      );
+    if (budget.childRuns + 1 > graph.maxTotalRuns)
+      throw new HangarError(
+        'validation',
+        `agent graph run limit reached (AgentGraph:MaxTotalRuns ${graph.maxTotalRuns})`,
+        {},
+        'agent_graph_limit',
+      );
     budget.childRuns += 1;
     let outcome: { runId: string; status: string; output: string; error?: string } | undefined;
-    const request: StartRunRequest = { agentName, messages: [{ role: 'user', content: message }], parameters: [], isStreaming: false, attachments: [] };
+    const request: StartRunRequest = {
+      agentName,
+      messages: [{ role: 'user', content: message }],
+      parameters: [],
+      isStreaming: false,
+      attachments: [],
+    };
     for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
       if (update.type === 'started') await announce({ type: 'child-run', runId: update.run.id, agentName });
       if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
@@ -184,14 +230,27 @@ export function createRunEngine(deps: RunEngineDeps) {
     return outcome!;
   }
 
-  async function toolsFor(definition: AgentDefinition, caller: Caller, run: () => RunRow, budget: TreeBudget, signal: AbortSignal, announce: Announce): Promise<ToolSet> {
+  async function toolsFor(
+    definition: AgentDefinition,
+    caller: Caller,
+    run: () => RunRow,
+    budget: TreeBudget,
+    signal: AbortSignal,
+    announce: Announce,
+  ): Promise<ToolSet> {
     const catalog = await deps.toolCatalog();
     const tools: ToolSet = {};
     for (const agentName of definition.agents) {
       tools[agentToolName(agentName)] = tool({
         description: `Ask the agent "${agentName}" and get its answer`,
-        inputSchema: jsonSchema({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'], additionalProperties: false } as never),
-        execute: (input) => runChild(caller, agentName, String((input as { message: string }).message ?? ''), run(), budget, signal, announce),
+        inputSchema: jsonSchema({
+          type: 'object',
+          properties: { message: { type: 'string' } },
+          required: ['message'],
+          additionalProperties: false,
+        } as never),
+        execute: (input) =>
+          runChild(caller, agentName, String((input as { message: string }).message ?? ''), run(), budget, signal, announce),
       });
     }
     for (const name of definition.tools) {
@@ -202,21 +261,27 @@ export function createRunEngine(deps: RunEngineDeps) {
         description: entry.description,
         inputSchema: jsonSchema(entry.inputSchema as never),
         execute: async (input) =>
-          limitToolOutput(await withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name), config.Tools.DefaultMaxOutputBytes),
+          limitToolOutput(
+            await withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name),
+            config.Tools.DefaultMaxOutputBytes,
+          ),
       });
     }
     return tools;
   }
 
   async function readAttachments(caller: Caller, ids: string[]): Promise<AttachmentContent[]> {
-    if (new Set(ids).size !== ids.length) throw validationError('an attachment is named twice', [{ path: 'attachments', message: 'must not repeat' }]);
+    if (new Set(ids).size !== ids.length)
+      throw validationError('an attachment is named twice', [{ path: 'attachments', message: 'must not repeat' }]);
     return Promise.all(
       ids.map(async (id, index) => {
         try {
           return await deps.attachments.read(caller, id);
         } catch (error) {
           if ((error as HangarError).status === 404) {
-            throw validationError(`attachment ${id} does not exist`, [{ path: `attachments[${index}]`, message: 'names no attachment of this tenant' }]);
+            throw validationError(`attachment ${id} does not exist`, [
+              { path: `attachments[${index}]`, message: 'names no attachment of this tenant' },
+            ]);
           }
           throw error;
         }
@@ -261,11 +326,22 @@ export function createRunEngine(deps: RunEngineDeps) {
     callSignal.addEventListener('abort', stopWithCaller, { once: true });
 
     const runId = context.queuedRunId ?? randomUUID();
-    const started = await record('run row', () => context.queuedRunId ? repository.markRunning(runId) : repository.insert(caller.tenantId, {
-        id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: parent ? 'Child' : 'Interactive',
-        isStreaming: request.isStreaming, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.id ?? null, depth: parent ? parent.depth + 1 : 0,
-        userId: caller.userId ?? null, labels: {},
-      }),
+    const started = await record('run row', () =>
+      context.queuedRunId
+        ? repository.markRunning(runId)
+        : repository.insert(caller.tenantId, {
+            id: runId,
+            agentName: definition.name,
+            agentVersion: version,
+            sessionId: request.sessionId ?? null,
+            kind: parent ? 'Child' : 'Interactive',
+            isStreaming: request.isStreaming,
+            rootRunId: parent?.rootRunId ?? runId,
+            parentRunId: parent?.id ?? null,
+            depth: parent ? parent.depth + 1 : 0,
+            userId: caller.userId ?? null,
+            labels: {},
+          }),
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     active.set(runId, { rootRunId: run.rootRunId, controller });
@@ -275,11 +351,17 @@ export function createRunEngine(deps: RunEngineDeps) {
     try {
       if (config.RunRecording.RecordRunInput) {
         await record('run input', () =>
-          repository.recordInput(runId, { agentName: definition.name, sessionId: request.sessionId ?? null, messages: request.messages, parameters: request.parameters, attachments: request.attachments }),
+          repository.recordInput(runId, {
+            agentName: definition.name,
+            sessionId: request.sessionId ?? null,
+            messages: request.messages,
+            parameters: request.parameters,
+            attachments: request.attachments,
+          }),
         );
       }
       const events = createEventWriter(runId);
-    const emit = events.emit;
+      const emit = events.emit;
       await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
       yield { type: 'started', run };
 
@@ -293,20 +375,23 @@ export function createRunEngine(deps: RunEngineDeps) {
         ),
       ];
       // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
-    const pending: RunUpdate[] = [];
-    const announce: Announce = async (update) => {
-      if (update.type === 'child-completed') {
-        await emit('child.completed', { runId: update.runId, status: update.status });
-        return;
-      }
-      if (update.type === 'child-run') await emit('child.started', { runId: update.runId, agentName: update.agentName });
-      pending.push(update);
-    };
-    const tools = await toolsFor(definition, caller, () => run, budget, signal, announce);
-    let graphLimit: string | undefined;
-    const structured = config.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
-    let structuredFailure: { errorType: string; message: string } | undefined;
-    const systemPrompt = [renderInstructions(definition.instructions, parameters), structured && structuredResponseHint(definition)].filter(Boolean).join('\n\n') || undefined;
+      const pending: RunUpdate[] = [];
+      const announce: Announce = async (update) => {
+        if (update.type === 'child-completed') {
+          await emit('child.completed', { runId: update.runId, status: update.status });
+          return;
+        }
+        if (update.type === 'child-run') await emit('child.started', { runId: update.runId, agentName: update.agentName });
+        pending.push(update);
+      };
+      const tools = await toolsFor(definition, caller, () => run, budget, signal, announce);
+      let graphLimit: string | undefined;
+      const structured = config.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
+      let structuredFailure: { errorType: string; message: string } | undefined;
+      const systemPrompt =
+        [renderInstructions(definition.instructions, parameters), structured && structuredResponseHint(definition)]
+          .filter(Boolean)
+          .join('\n\n') || undefined;
       const settings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
       let usage: Usage = ZERO_USAGE;
       let outputText = '';
@@ -344,8 +429,10 @@ export function createRunEngine(deps: RunEngineDeps) {
                 ({ steps }) => {
                   const spent = usageOf(sumUsage(steps.map((step) => step.usage)));
                   const cost = costOf(spent, priceFor(config.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
-                  if (budget.tokens + spent.totalTokens > graph.maxTotalTokens) graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
-                  else if (budget.cost + cost > graph.maxTotalCost) graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
+                  if (budget.tokens + spent.totalTokens > graph.maxTotalTokens)
+                    graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
+                  else if (budget.cost + cost > graph.maxTotalCost)
+                    graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
                   return graphLimit !== undefined;
                 },
               ],
@@ -367,16 +454,32 @@ export function createRunEngine(deps: RunEngineDeps) {
                   break;
                 case 'tool-call':
                   produced = true;
-                  await emit('tool.invoking', { toolCallId: part.toolCallId, toolName: part.toolName, args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null });
+                  await emit('tool.invoking', {
+                    toolCallId: part.toolCallId,
+                    toolName: part.toolName,
+                    args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null,
+                  });
                   yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
                   break;
                 case 'tool-result':
-                  await emit('tool.completed', { toolCallId: part.toolCallId, toolName: part.toolName, result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null });
+                  await emit('tool.completed', {
+                    toolCallId: part.toolCallId,
+                    toolName: part.toolName,
+                    result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null,
+                  });
                   yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
                   break;
                 case 'tool-error':
-                  await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error: String((part.error as Error)?.message ?? part.error) });
-                  yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error: String((part.error as Error)?.message ?? part.error) } };
+                  await emit('tool.failed', {
+                    toolCallId: part.toolCallId,
+                    toolName: part.toolName,
+                    error: String((part.error as Error)?.message ?? part.error),
+                  });
+                  yield {
+                    type: 'tool-result',
+                    toolCallId: part.toolCallId,
+                    result: { error: String((part.error as Error)?.message ?? part.error) },
+                  };
                   break;
                 case 'error':
                   throw part.error;
@@ -435,7 +538,10 @@ export function createRunEngine(deps: RunEngineDeps) {
             ...request.messages.map((message, index) => ({
               role: message.role,
               // The turn keeps references to its attachments; they stop resolving once an attachment is deleted.
-              content: index === lastUser && attachments.length ? [{ type: 'text', text: message.content }, ...attachments.map(attachmentReference)] : message.content,
+              content:
+                index === lastUser && attachments.length
+                  ? [{ type: 'text', text: message.content }, ...attachments.map(attachmentReference)]
+                  : message.content,
               runId,
             })),
             { role: 'assistant', content: outputText, runId },
@@ -444,10 +550,16 @@ export function createRunEngine(deps: RunEngineDeps) {
       }
       const status = !failure ? 'Completed' : failure.errorType === 'canceled' ? 'Canceled' : 'Failed';
       await events.drained();
-      const finished =
-        (await record('run completion', () =>
-          repository.finish(runId, { status, usage, cost, prices, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null }),
-        )) ?? { ...run, status, usage, cost, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null };
+      const finished = (await record('run completion', () =>
+        repository.finish(runId, {
+          status,
+          usage,
+          cost,
+          prices,
+          errorType: failure?.errorType ?? null,
+          errorMessage: failure?.message ?? null,
+        }),
+      )) ?? { ...run, status, usage, cost, errorType: failure?.errorType ?? null, errorMessage: failure?.message ?? null };
       if (status === 'Completed') {
         await emit('run.completed', { usage, cost });
         yield { type: 'finished', run: finished, outputText };
@@ -509,7 +621,9 @@ export function createRunEngine(deps: RunEngineDeps) {
   function checkScore(request: FeedbackRequest) {
     const kind = request.kind ?? (request.textValue !== undefined ? 'Categorical' : 'Numeric');
     if (!(SCORE_KINDS as readonly string[]).includes(kind)) {
-      throw validationError(`kind must be one of ${SCORE_KINDS.join(', ')}`, [{ path: 'kind', message: `must be one of ${SCORE_KINDS.join(', ')}` }]);
+      throw validationError(`kind must be one of ${SCORE_KINDS.join(', ')}`, [
+        { path: 'kind', message: `must be one of ${SCORE_KINDS.join(', ')}` },
+      ]);
     }
     if (kind === 'Categorical' && !request.textValue?.trim()) {
       throw validationError('a Categorical score needs textValue', [{ path: 'textValue', message: 'is required for kind Categorical' }]);
@@ -535,7 +649,19 @@ export function createRunEngine(deps: RunEngineDeps) {
       const runId = randomUUID();
       const run = await repository.enqueue(
         caller.tenantId,
-        { id: runId, agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null, kind: 'Async', isStreaming: false, rootRunId: runId, parentRunId: null, depth: 0, userId: caller.userId ?? null, labels: {} },
+        {
+          id: runId,
+          agentName: definition.name,
+          agentVersion: version,
+          sessionId: request.sessionId ?? null,
+          kind: 'Async',
+          isStreaming: false,
+          rootRunId: runId,
+          parentRunId: null,
+          depth: 0,
+          userId: caller.userId ?? null,
+          labels: {},
+        },
         { caller, request },
       );
       await deps.pubsub.publish(JOBS_CHANNEL, runId);
@@ -553,8 +679,12 @@ export function createRunEngine(deps: RunEngineDeps) {
       } catch (error) {
         const refusal = error instanceof HangarError ? error : undefined;
         last = await repository.finish(job.runId, {
-          status: 'Failed', usage: ZERO_USAGE, cost: null, prices: { input: null, output: null, cachedInput: null },
-          errorType: refusal?.errorType ?? 'internal_error', errorMessage: refusal?.message ?? 'the queued run could not start',
+          status: 'Failed',
+          usage: ZERO_USAGE,
+          cost: null,
+          prices: { input: null, output: null, cachedInput: null },
+          errorType: refusal?.errorType ?? 'internal_error',
+          errorMessage: refusal?.message ?? 'the queued run could not start',
         });
       }
       return last;
@@ -563,8 +693,12 @@ export function createRunEngine(deps: RunEngineDeps) {
     /** A job whose attempts ran out after its workers died: its run ends as Failed. */
     async abandonQueued(runId: string) {
       return repository.finish(runId, {
-        status: 'Failed', usage: ZERO_USAGE, cost: null, prices: { input: null, output: null, cachedInput: null },
-        errorType: 'worker_lost', errorMessage: 'the worker executing this queued run stopped (AsyncRun:MaxAttempts reached)',
+        status: 'Failed',
+        usage: ZERO_USAGE,
+        cost: null,
+        prices: { input: null, output: null, cachedInput: null },
+        errorType: 'worker_lost',
+        errorMessage: 'the worker executing this queued run stopped (AsyncRun:MaxAttempts reached)',
       });
     },
 
@@ -636,7 +770,8 @@ export interface FeedbackRequest {
 
 /** Images as image parts, text inline, everything else (PDF, audio) as file parts. */
 function filePart(attachment: AttachmentContent) {
-  if (attachment.mediaType.startsWith('image/')) return { type: 'image' as const, image: attachment.bytes, mediaType: attachment.mediaType };
+  if (attachment.mediaType.startsWith('image/'))
+    return { type: 'image' as const, image: attachment.bytes, mediaType: attachment.mediaType };
   if (attachment.mediaType === 'text/plain') {
     return { type: 'text' as const, text: `Attachment ${attachment.fileName}:\n${Buffer.from(attachment.bytes).toString('utf8')}` };
   }
@@ -644,7 +779,10 @@ function filePart(attachment: AttachmentContent) {
 }
 
 const attachmentReference = (attachment: AttachmentContent) => ({
-  type: 'attachment', attachmentId: attachment.id, fileName: attachment.fileName, mediaType: attachment.mediaType,
+  type: 'attachment',
+  attachmentId: attachment.id,
+  fileName: attachment.fileName,
+  mediaType: attachment.mediaType,
 });
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -698,7 +836,7 @@ function addUsage(a: Usage, b: Usage): Usage {
 /** A recorded payload longer than `limit` characters (as JSON) becomes a marked preview. */
 function recordable(value: unknown, limit: number): unknown {
   const json = JSON.stringify(value ?? null);
-  return json.length <= limit ? value ?? null : { truncated: true, length: json.length, preview: json.slice(0, limit) };
+  return json.length <= limit ? (value ?? null) : { truncated: true, length: json.length, preview: json.slice(0, limit) };
 }
 
 /** A tool result over `maxBytes` of UTF-8 (as JSON) reaches the model cut, with a note of what was cut. */
@@ -708,7 +846,9 @@ function limitToolOutput(value: unknown, maxBytes: number | null): unknown {
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes <= maxBytes) return value;
   const note = `…[truncated ${bytes} bytes]`;
-  let cut = Buffer.from(json, 'utf8').subarray(0, Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8'))).toString('utf8');
+  let cut = Buffer.from(json, 'utf8')
+    .subarray(0, Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8')))
+    .toString('utf8');
   while (Buffer.byteLength(cut + note, 'utf8') > maxBytes) cut = cut.slice(0, -1); // a split character decodes wider
   return cut + note;
 }
@@ -716,12 +856,32 @@ function limitToolOutput(value: unknown, maxBytes: number | null): unknown {
 /** Tool names allow `[A-Za-z0-9_-]` only; agent names may also hold dots. */
 const agentToolName = (agentName: string) => `call_${agentName.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
 
-function sumUsage(usages: Array<{ inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }>) {
+function sumUsage(
+  usages: Array<{
+    inputTokens?: number;
+    outputTokens?: number;
+    totalTokens?: number;
+    reasoningTokens?: number;
+    cachedInputTokens?: number;
+  }>,
+) {
   const add = (key: keyof (typeof usages)[number]) => usages.reduce((sum, usage) => sum + (usage[key] ?? 0), 0);
-  return { inputTokens: add('inputTokens'), outputTokens: add('outputTokens'), totalTokens: add('totalTokens'), reasoningTokens: add('reasoningTokens'), cachedInputTokens: add('cachedInputTokens') };
+  return {
+    inputTokens: add('inputTokens'),
+    outputTokens: add('outputTokens'),
+    totalTokens: add('totalTokens'),
+    reasoningTokens: add('reasoningTokens'),
+    cachedInputTokens: add('cachedInputTokens'),
+  };
 }
 
-function usageOf(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; reasoningTokens?: number; cachedInputTokens?: number }): Usage {
+function usageOf(usage: {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  reasoningTokens?: number;
+  cachedInputTokens?: number;
+}): Usage {
   const inputTokens = usage.inputTokens ?? 0;
   const outputTokens = usage.outputTokens ?? 0;
   return {
@@ -747,11 +907,34 @@ function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> 
 }
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
-function placeholderRun(id: string, agentName: string, agentVersion: number | null, request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>, parent?: RunRow): RunRow {
+function placeholderRun(
+  id: string,
+  agentName: string,
+  agentVersion: number | null,
+  request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>,
+  parent?: RunRow,
+): RunRow {
   return {
-    id, agentName, agentVersion, sessionId: request.sessionId ?? null, status: 'Running', kind: parent ? 'Child' : 'Interactive', isStreaming: request.isStreaming,
-    startedAt: new Date().toISOString(), completedAt: null, durationMs: null, usage: ZERO_USAGE, cost: null, modelProvider: null, model: null,
-    errorType: null, errorMessage: null, parentRunId: parent?.id ?? null, rootRunId: parent?.rootRunId ?? id, depth: parent ? parent.depth + 1 : 0,
-    userId: null, labels: {},
+    id,
+    agentName,
+    agentVersion,
+    sessionId: request.sessionId ?? null,
+    status: 'Running',
+    kind: parent ? 'Child' : 'Interactive',
+    isStreaming: request.isStreaming,
+    startedAt: new Date().toISOString(),
+    completedAt: null,
+    durationMs: null,
+    usage: ZERO_USAGE,
+    cost: null,
+    modelProvider: null,
+    model: null,
+    errorType: null,
+    errorMessage: null,
+    parentRunId: parent?.id ?? null,
+    rootRunId: parent?.rootRunId ?? id,
+    depth: parent ? parent.depth + 1 : 0,
+    userId: null,
+    labels: {},
   };
 }

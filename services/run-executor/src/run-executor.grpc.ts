@@ -15,7 +15,15 @@ export const runToProto = (run: RunRow): pb.RunRecord => ({
   completedAt: run.completedAt ?? undefined,
   durationMs: run.durationMs ?? undefined,
   usage: run.usage,
-  cost: run.cost ? { input: run.cost.input ?? undefined, output: run.cost.output ?? undefined, cachedInput: run.cost.cachedInput ?? undefined, total: run.cost.total, currency: run.cost.currency } : undefined,
+  cost: run.cost
+    ? {
+        input: run.cost.input ?? undefined,
+        output: run.cost.output ?? undefined,
+        cachedInput: run.cost.cachedInput ?? undefined,
+        total: run.cost.total,
+        currency: run.cost.currency,
+      }
+    : undefined,
   modelProvider: run.modelProvider ?? undefined,
   model: run.model ?? undefined,
   errorType: run.errorType ?? undefined,
@@ -56,7 +64,8 @@ function updateToProto(update: RunUpdate): pb.StartRunResponse {
 
 const oneOf = <T extends string>(values: readonly T[], value: string | undefined, path: string): T | undefined => {
   if (value === undefined) return undefined;
-  if (!values.includes(value as T)) throw validationError(`${path} must be one of ${values.join(', ')}`, [{ path, message: `must be one of ${values.join(', ')}` }]);
+  if (!values.includes(value as T))
+    throw validationError(`${path} must be one of ${values.join(', ')}`, [{ path, message: `must be one of ${values.join(', ')}` }]);
   return value as T;
 };
 

@@ -1,4 +1,10 @@
-import { AgentRegistryServiceDefinition, AttachmentServiceDefinition, recordFromProto, RunExecutorServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import {
+  AgentRegistryServiceDefinition,
+  AttachmentServiceDefinition,
+  recordFromProto,
+  RunExecutorServiceDefinition,
+  SessionServiceDefinition,
+} from '@hangar/contracts';
 import { createChannel, createServiceClient, grpcServiceModule, HangarError } from '@hangar/platform';
 import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
@@ -17,9 +23,13 @@ export const runExecutorModule = grpcServiceModule({
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
     const repository = createRunRepository(database.db, database.schema);
     const postgres = config.Stores.Postgres;
-    const readView = database.engine === 'postgres'
-      ? { target: { schema: postgres.SchemaName, name: 'runs_v1' }, enabled: postgres.EnableReadView }
-      : { target: { schema: 'public', name: `${config.Stores.Embedded.TablePrefix}runs_v1` }, enabled: config.Stores.Embedded.EnableReadView };
+    const readView =
+      database.engine === 'postgres'
+        ? { target: { schema: postgres.SchemaName, name: 'runs_v1' }, enabled: postgres.EnableReadView }
+        : {
+            target: { schema: 'public', name: `${config.Stores.Embedded.TablePrefix}runs_v1` },
+            enabled: config.Stores.Embedded.EnableReadView,
+          };
     await repository.applyReadView(readView.target, readView.enabled);
     const registryChannel = createChannel(addressOf('AgentRegistry'));
     const sessionChannel = createChannel(addressOf('Session'));
@@ -79,7 +89,12 @@ export const runExecutorModule = grpcServiceModule({
         if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
           const tools = registry
             .listTools({}, { caller: { tenantId: config.DefaultTenantId, actor: 'run-executor' } })
-            .then((response) => new Map(response.tools.map((entry) => [entry.name, { description: entry.description, inputSchema: entry.inputSchema ?? {} }])));
+            .then(
+              (response) =>
+                new Map(
+                  response.tools.map((entry) => [entry.name, { description: entry.description, inputSchema: entry.inputSchema ?? {} }]),
+                ),
+            );
           catalog = { at: Date.now(), tools };
           tools.catch(() => (catalog = undefined));
         }
@@ -88,20 +103,21 @@ export const runExecutorModule = grpcServiceModule({
     });
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
     const scheduling = config.Scheduling;
-    const worker = scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
-      ? createJobWorker({
-          repository,
-          engine,
-          pubsub: engines.pubsub,
-          logger,
-          settings: {
-            pollIntervalMs: scheduling.PollInterval,
-            leaseMs: scheduling.LeaseDuration,
-            maxConcurrentJobs: scheduling.MaxConcurrentJobs,
-            maxAttempts: config.AsyncRun.MaxAttempts,
-          },
-        })
-      : undefined;
+    const worker =
+      scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
+        ? createJobWorker({
+            repository,
+            engine,
+            pubsub: engines.pubsub,
+            logger,
+            settings: {
+              pollIntervalMs: scheduling.PollInterval,
+              leaseMs: scheduling.LeaseDuration,
+              maxConcurrentJobs: scheduling.MaxConcurrentJobs,
+              maxAttempts: config.AsyncRun.MaxAttempts,
+            },
+          })
+        : undefined;
     await worker?.start();
     const reconciliation = config.RunReconciliation;
     // Orphaned interactive runs (their process died) are closed as Failed by whichever instance scans.

@@ -187,7 +187,16 @@ export interface RunFilter {
 
 const num = (value: Numeric | null) => (value === null ? null : Number(value));
 
-type Selected = RunDatabase['runs'] & { started_at: Date; input_tokens: Numeric; output_tokens: Numeric; cached_input_tokens: Numeric; reasoning_tokens: Numeric; total_tokens: Numeric; depth: number; labels: Record<string, string> };
+type Selected = RunDatabase['runs'] & {
+  started_at: Date;
+  input_tokens: Numeric;
+  output_tokens: Numeric;
+  cached_input_tokens: Numeric;
+  reasoning_tokens: Numeric;
+  total_tokens: Numeric;
+  depth: number;
+  labels: Record<string, string>;
+};
 
 function toRun(row: Selected): RunRow {
   const completedAt = row.completed_at;
@@ -212,7 +221,13 @@ function toRun(row: Selected): RunRow {
     cost:
       row.total_cost === null
         ? null
-        : { input: num(row.input_cost), output: num(row.output_cost), cachedInput: num(row.cached_input_cost), total: Number(row.total_cost), currency: row.cost_currency ?? 'USD' },
+        : {
+            input: num(row.input_cost),
+            output: num(row.output_cost),
+            cachedInput: num(row.cached_input_cost),
+            total: Number(row.total_cost),
+            currency: row.cost_currency ?? 'USD',
+          },
     modelProvider: row.model_provider,
     model: row.model,
     errorType: row.error_type,
@@ -245,12 +260,33 @@ async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun,
   const row = await db
     .insertInto('runs')
     .values({
-      id: run.id, tenant_id: tenantId, agent_name: run.agentName, agent_version: run.agentVersion, session_id: run.sessionId,
-      status: RUN_STATUSES.indexOf(status), kind: run.kind, is_streaming: run.isStreaming, root_run_id: run.rootRunId,
-      parent_run_id: run.parentRunId, depth: run.depth, user_id: run.userId, labels: jsonb(run.labels), completed_at: null,
-      input_cost: null, output_cost: null, cached_input_cost: null, total_cost: null, cost_currency: null,
-      input_price_per_mtok: null, output_price_per_mtok: null, cached_input_price_per_mtok: null,
-      model_provider: null, model: null, error_type: null, error_message: null, heartbeat_at: sql`now()`,
+      id: run.id,
+      tenant_id: tenantId,
+      agent_name: run.agentName,
+      agent_version: run.agentVersion,
+      session_id: run.sessionId,
+      status: RUN_STATUSES.indexOf(status),
+      kind: run.kind,
+      is_streaming: run.isStreaming,
+      root_run_id: run.rootRunId,
+      parent_run_id: run.parentRunId,
+      depth: run.depth,
+      user_id: run.userId,
+      labels: jsonb(run.labels),
+      completed_at: null,
+      input_cost: null,
+      output_cost: null,
+      cached_input_cost: null,
+      total_cost: null,
+      cost_currency: null,
+      input_price_per_mtok: null,
+      output_price_per_mtok: null,
+      cached_input_price_per_mtok: null,
+      model_provider: null,
+      model: null,
+      error_type: null,
+      error_message: null,
+      heartbeat_at: sql`now()`,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -313,7 +349,19 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     async enqueue(tenantId: string, run: NewRun, payload: unknown): Promise<RunRow> {
       return db.transaction().execute(async (trx) => {
         const inserted = await insertRun(trx, tenantId, run, 'Queued');
-        await trx.insertInto('jobs').values({ id: run.id, tenant_id: tenantId, run_id: run.id, payload: jsonb(payload), status: 'queued', lease_owner: null, lease_expires_at: null, last_error: null }).execute();
+        await trx
+          .insertInto('jobs')
+          .values({
+            id: run.id,
+            tenant_id: tenantId,
+            run_id: run.id,
+            payload: jsonb(payload),
+            status: 'queued',
+            lease_owner: null,
+            lease_expires_at: null,
+            last_error: null,
+          })
+          .execute();
         return inserted;
       });
     },
@@ -326,12 +374,23 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       if (limit <= 0) return [];
       const rows = await db
         .updateTable('jobs')
-        .set({ status: 'leased', lease_owner: owner, lease_expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval`, attempts: sql`attempts + 1`, updated_at: sql`now()` })
+        .set({
+          status: 'leased',
+          lease_owner: owner,
+          lease_expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval`,
+          attempts: sql`attempts + 1`,
+          updated_at: sql`now()`,
+        })
         .where('id', 'in', (eb) =>
           eb
             .selectFrom('jobs')
             .select('id')
-            .where((where) => where.or([where('status', '=', 'queued'), where.and([where('status', '=', 'leased'), where('lease_expires_at', '<', sql<Date>`now()`)])]))
+            .where((where) =>
+              where.or([
+                where('status', '=', 'queued'),
+                where.and([where('status', '=', 'leased'), where('lease_expires_at', '<', sql<Date>`now()`)]),
+              ]),
+            )
             .orderBy('created_at')
             .limit(limit)
             .forUpdate()
@@ -355,11 +414,19 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     },
 
     async finishJob(jobId: string, status: 'done' | 'failed', error: string | null) {
-      await db.updateTable('jobs').set({ status, last_error: error, lease_owner: null, lease_expires_at: null, updated_at: sql`now()` }).where('id', '=', jobId).execute();
+      await db
+        .updateTable('jobs')
+        .set({ status, last_error: error, lease_owner: null, lease_expires_at: null, updated_at: sql`now()` })
+        .where('id', '=', jobId)
+        .execute();
     },
 
     async heartbeatRun(runId: string) {
-      await db.updateTable('runs').set({ heartbeat_at: sql`now()` }).where('id', '=', runId).execute();
+      await db
+        .updateTable('runs')
+        .set({ heartbeat_at: sql`now()` })
+        .where('id', '=', runId)
+        .execute();
     },
 
     /**
@@ -370,7 +437,12 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       return db.transaction().execute(async (trx) => {
         const orphans = await trx
           .updateTable('runs')
-          .set({ status: RUN_STATUSES.indexOf('Failed'), completed_at: sql`now()`, error_type: 'orphaned', error_message: 'the process executing this run stopped' })
+          .set({
+            status: RUN_STATUSES.indexOf('Failed'),
+            completed_at: sql`now()`,
+            error_type: 'orphaned',
+            error_message: 'the process executing this run stopped',
+          })
           .where('id', 'in', (eb) =>
             eb
               .selectFrom('runs')
@@ -385,10 +457,19 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
           .returning('id')
           .execute();
         for (const { id } of orphans) {
-          const last = await trx.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('seq')).where('run_id', '=', id).executeTakeFirst();
+          const last = await trx
+            .selectFrom('run_events')
+            .select((eb) => eb.fn.max('seq').as('seq'))
+            .where('run_id', '=', id)
+            .executeTakeFirst();
           await trx
             .insertInto('run_events')
-            .values({ run_id: id, seq: Number(last?.seq ?? 0) + 1, type: 'run.failed', data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }) })
+            .values({
+              run_id: id,
+              seq: Number(last?.seq ?? 0) + 1,
+              type: 'run.failed',
+              data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }),
+            })
             .execute();
         }
         return orphans.map((orphan) => orphan.id);
@@ -396,12 +477,20 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     },
 
     async markRunning(runId: string): Promise<RunRow> {
-      const row = await db.updateTable('runs').set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()`, heartbeat_at: sql`now()` }).where('id', '=', runId).returningAll().executeTakeFirstOrThrow();
+      const row = await db
+        .updateTable('runs')
+        .set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()`, heartbeat_at: sql`now()` })
+        .where('id', '=', runId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return toRun(row as Selected);
     },
 
     async recordInput(runId: string, input: unknown) {
-      await db.insertInto('run_inputs').values({ run_id: runId, input: jsonb(input) }).execute();
+      await db
+        .insertInto('run_inputs')
+        .values({ run_id: runId, input: jsonb(input) })
+        .execute();
     },
 
     async getInput(tenantId: string, runId: string) {
@@ -418,9 +507,17 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       await db.updateTable('runs').set({ model_provider: provider, model }).where('id', '=', runId).execute();
     },
 
-    async finish(runId: string, outcome: {
-      status: RunStatus; usage: Usage; cost: Cost | null; prices: PriceSnapshot; errorType: string | null; errorMessage: string | null;
-    }): Promise<RunRow> {
+    async finish(
+      runId: string,
+      outcome: {
+        status: RunStatus;
+        usage: Usage;
+        cost: Cost | null;
+        prices: PriceSnapshot;
+        errorType: string | null;
+        errorMessage: string | null;
+      },
+    ): Promise<RunRow> {
       const row = await db
         .updateTable('runs')
         .set({
@@ -466,9 +563,10 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       if (filter.rootRunId !== undefined) query = query.where('root_run_id', '=', filter.rootRunId);
       if (filter.label !== undefined) {
         const separator = filter.label.indexOf(':');
-        query = separator < 0
-          ? query.where(sql<boolean>`labels ? ${filter.label}`)
-          : query.where(sql<boolean>`labels ->> ${filter.label.slice(0, separator)} = ${filter.label.slice(separator + 1)}`);
+        query =
+          separator < 0
+            ? query.where(sql<boolean>`labels ? ${filter.label}`)
+            : query.where(sql<boolean>`labels ->> ${filter.label.slice(0, separator)} = ${filter.label.slice(separator + 1)}`);
       }
       const onlyRoots = !filter.includeChildren && filter.parentRunId === undefined && filter.rootRunId === undefined;
       if (onlyRoots) query = query.where('parent_run_id', 'is', null);
@@ -496,8 +594,16 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       const row = await db
         .insertInto('run_scores')
         .values({
-          id: score.id, run_id: score.runId, message_key: score.messageId ?? '', name: score.name, kind: score.kind, value: score.value,
-          text_value: score.textValue, source: score.source, author: score.author, comment: score.comment,
+          id: score.id,
+          run_id: score.runId,
+          message_key: score.messageId ?? '',
+          name: score.name,
+          kind: score.kind,
+          value: score.value,
+          text_value: score.textValue,
+          source: score.source,
+          author: score.author,
+          comment: score.comment,
         })
         .onConflict((conflict) =>
           conflict.columns(['run_id', 'message_key', 'name', 'author', 'source']).doUpdateSet((eb) => ({
@@ -524,13 +630,29 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     },
 
     async appendEvent(runId: string, seq: number, type: string, data: Record<string, unknown>): Promise<RunEventRow> {
-      const row = await db.insertInto('run_events').values({ run_id: runId, seq, type, data: jsonb(data) }).returningAll().executeTakeFirstOrThrow();
+      const row = await db
+        .insertInto('run_events')
+        .values({ run_id: runId, seq, type, data: jsonb(data) })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return { seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> };
     },
 
     async events(runId: string, afterSeq: number): Promise<RunEventRow[]> {
-      const rows = await db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').execute();
-      return rows.map((row) => ({ seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> }));
+      const rows = await db
+        .selectFrom('run_events')
+        .selectAll()
+        .where('run_id', '=', runId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .execute();
+      return rows.map((row) => ({
+        seq: row.seq,
+        runId: row.run_id,
+        type: row.type,
+        at: row.at.toISOString(),
+        data: row.data as Record<string, unknown>,
+      }));
     },
   };
 }

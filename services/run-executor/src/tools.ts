@@ -8,7 +8,14 @@ export const BUILT_IN_EXECUTORS: Record<string, (input: Record<string, unknown>)
     let local: string;
     try {
       local = new Intl.DateTimeFormat('en-CA', {
-        timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false,
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hour12: false,
       }).format(now);
     } catch {
       throw new HangarError('validation', `unknown time zone "${timeZone}"`);

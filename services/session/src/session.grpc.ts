@@ -43,7 +43,12 @@ export function sessionGrpc(service: SessionService): pb.SessionServiceImplement
     },
     async openSession({ sessionId, agentName }, { caller }) {
       const opened = await service.open(caller, { sessionId, agentName });
-      return { session: sessionToProto(opened.session), messages: opened.messages.map(messageToProto), state: opened.state, created: opened.created };
+      return {
+        session: sessionToProto(opened.session),
+        messages: opened.messages.map(messageToProto),
+        state: opened.state,
+        created: opened.created,
+      };
     },
     async appendMessages({ sessionId, messages, state }, { caller }) {
       const appended = await service.append(

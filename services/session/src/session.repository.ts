@@ -58,13 +58,29 @@ export interface NewMessage {
 }
 
 const SESSION_COLUMNS = [
-  'id', 'tenant_id', 'agent_name', 'owner_id', 'parent_session_id', 'version', 'state_schema_version',
-  'state_maf_version', 'message_count', 'created_at', 'updated_at',
+  'id',
+  'tenant_id',
+  'agent_name',
+  'owner_id',
+  'parent_session_id',
+  'version',
+  'state_schema_version',
+  'state_maf_version',
+  'message_count',
+  'created_at',
+  'updated_at',
 ] as const;
 const MESSAGE_COLUMNS = ['id', 'sequence', 'role', 'content', 'run_id', 'created_at'] as const;
 
-type SessionSelect = Pick<SessionDatabase['sessions'], 'id' | 'tenant_id' | 'agent_name' | 'owner_id' | 'parent_session_id' | 'state_maf_version'> & {
-  version: number; state_schema_version: number; message_count: number; created_at: Date; updated_at: Date;
+type SessionSelect = Pick<
+  SessionDatabase['sessions'],
+  'id' | 'tenant_id' | 'agent_name' | 'owner_id' | 'parent_session_id' | 'state_maf_version'
+> & {
+  version: number;
+  state_schema_version: number;
+  message_count: number;
+  created_at: Date;
+  updated_at: Date;
 };
 const toSession = (row: SessionSelect): SessionRow => ({
   id: row.id,
@@ -79,7 +95,14 @@ const toSession = (row: SessionSelect): SessionRow => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
-const toMessage = (row: { id: string; sequence: number; role: string; content: unknown; run_id: string | null; created_at: Date }): MessageRow => ({
+const toMessage = (row: {
+  id: string;
+  sequence: number;
+  role: string;
+  content: unknown;
+  run_id: string | null;
+  created_at: Date;
+}): MessageRow => ({
   id: row.id,
   sequence: row.sequence,
   role: row.role,
@@ -103,12 +126,22 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
     },
 
     async get(tenantId: string, id: string): Promise<SessionRow | undefined> {
-      const row = await db.selectFrom('sessions').select(SESSION_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('sessions')
+        .select(SESSION_COLUMNS)
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row && toSession(row);
     },
 
     async detail(tenantId: string, id: string) {
-      const row = await db.selectFrom('sessions').select([...SESSION_COLUMNS, 'state']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('sessions')
+        .select([...SESSION_COLUMNS, 'state'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (!row) return undefined;
       const messages = await db
         .selectFrom('session_messages')
@@ -121,10 +154,19 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
     },
 
     /** Undefined when the id is taken. */
-    async create(tenantId: string, session: { id: string; agentName: string | null; ownerId: string | null; stateMafVersion: string }): Promise<SessionRow | undefined> {
+    async create(
+      tenantId: string,
+      session: { id: string; agentName: string | null; ownerId: string | null; stateMafVersion: string },
+    ): Promise<SessionRow | undefined> {
       const row = await db
         .insertInto('sessions')
-        .values({ tenant_id: tenantId, id: session.id, agent_name: session.agentName, owner_id: session.ownerId, state_maf_version: session.stateMafVersion })
+        .values({
+          tenant_id: tenantId,
+          id: session.id,
+          agent_name: session.agentName,
+          owner_id: session.ownerId,
+          state_maf_version: session.stateMafVersion,
+        })
         .onConflict((conflict) => conflict.columns(['tenant_id', 'id']).doNothing())
         .returning(SESSION_COLUMNS)
         .executeTakeFirst();
@@ -137,7 +179,12 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
     },
 
     /** Appends after the last message (sequences allocated under the session's row lock); undefined when no session. */
-    async append(tenantId: string, id: string, messages: NewMessage[], state: { value: Record<string, unknown>; mafVersion: string } | undefined) {
+    async append(
+      tenantId: string,
+      id: string,
+      messages: NewMessage[],
+      state: { value: Record<string, unknown>; mafVersion: string } | undefined,
+    ) {
       return db.transaction().execute(async (trx) => {
         const session = await trx
           .selectFrom('sessions')
@@ -150,15 +197,17 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
         const inserted = messages.length
           ? await trx
               .insertInto('session_messages')
-              .values(messages.map((message, index) => ({
-                tenant_id: tenantId,
-                session_id: id,
-                sequence: session.message_count + index,
-                id: randomUUID(),
-                role: message.role,
-                content: jsonb(message.content),
-                run_id: message.runId,
-              })))
+              .values(
+                messages.map((message, index) => ({
+                  tenant_id: tenantId,
+                  session_id: id,
+                  sequence: session.message_count + index,
+                  id: randomUUID(),
+                  role: message.role,
+                  content: jsonb(message.content),
+                  run_id: message.runId,
+                })),
+              )
               .returning(MESSAGE_COLUMNS)
               .execute()
           : [];
@@ -201,7 +250,14 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
             eb
               .selectFrom('session_messages')
               .select([
-                'tenant_id', sql<string>`${newId}::text`.as('session_id'), 'sequence', sql<string>`gen_random_uuid()`.as('id'), 'role', 'content', 'run_id', 'created_at',
+                'tenant_id',
+                sql<string>`${newId}::text`.as('session_id'),
+                'sequence',
+                sql<string>`gen_random_uuid()`.as('id'),
+                'role',
+                'content',
+                'run_id',
+                'created_at',
               ])
               .where('tenant_id', '=', tenantId)
               .where('session_id', '=', source.id)

@@ -32,7 +32,9 @@ const clampPage = (skip: number, take: number) => ({ skip: Math.max(0, skip), ta
 
 function requireSessionId(id: string, path: string) {
   if (!SESSION_ID.test(id)) {
-    throw validationError(`${path} is not a valid session id`, [{ path, message: 'must be 1-128 characters of letters, digits, ".", "_", ":" or "-", starting with a letter or digit' }]);
+    throw validationError(`${path} is not a valid session id`, [
+      { path, message: 'must be 1-128 characters of letters, digits, ".", "_", ":" or "-", starting with a letter or digit' },
+    ]);
   }
 }
 
@@ -40,8 +42,7 @@ function requireSessionId(id: string, path: string) {
 export function createSessionService(deps: SessionDeps) {
   const { repository, settings } = deps;
 
-  const isManager = (caller: Caller) =>
-    !!caller.role && ROLES.indexOf(caller.role) >= ROLES.indexOf(settings.managementRole);
+  const isManager = (caller: Caller) => !!caller.role && ROLES.indexOf(caller.role) >= ROLES.indexOf(settings.managementRole);
 
   /** With ownership on, a caller sees its own sessions; a manager sees every one, ownerless ones included. */
   const canSee = (caller: Caller, session: SessionRow) =>
@@ -128,10 +129,17 @@ export function createSessionService(deps: SessionDeps) {
     async append(caller: Caller, id: string, messages: NewMessage[], state?: Record<string, unknown>) {
       messages.forEach((message, index) => {
         if (!MESSAGE_ROLES.has(message.role)) {
-          throw validationError(`message ${index} has an unknown role`, [{ path: `messages[${index}].role`, message: 'must be system, user, assistant or tool' }]);
+          throw validationError(`message ${index} has an unknown role`, [
+            { path: `messages[${index}].role`, message: 'must be system, user, assistant or tool' },
+          ]);
         }
       });
-      const appended = await repository.append(caller.tenantId, id, messages, state && { value: state, mafVersion: settings.runtimeVersion });
+      const appended = await repository.append(
+        caller.tenantId,
+        id,
+        messages,
+        state && { value: state, mafVersion: settings.runtimeVersion },
+      );
       if (!appended) throw new HangarError('notFound', `session ${id} not found`);
       return appended;
     },

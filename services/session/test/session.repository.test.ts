@@ -19,17 +19,31 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
 
   it('creates a session once with the envelope defaults', async () => {
     const session = await create('t1', 's-1', 'alice');
-    expect(session).toMatchObject({ id: 's-1', tenantId: 't1', ownerId: 'alice', agentName: 'bot', version: 1, stateSchemaVersion: 1, stateMafVersion: 'hangar/test', messageCount: 0 });
+    expect(session).toMatchObject({
+      id: 's-1',
+      tenantId: 't1',
+      ownerId: 'alice',
+      agentName: 'bot',
+      version: 1,
+      stateSchemaVersion: 1,
+      stateMafVersion: 'hangar/test',
+      messageCount: 0,
+    });
     expect(await create('t1', 's-1', 'bob')).toBeUndefined();
     expect((await repository.get('t1', 's-1'))?.ownerId).toBe('alice');
   });
 
   it('appends messages with consecutive sequences, keeps content JSON as written, and replaces state', async () => {
     await repository.append('t1', 's-1', [{ role: 'user', content: 'hello', runId: 'r1' }], undefined);
-    await repository.append('t1', 's-1', [
-      { role: 'assistant', content: [{ type: 'text', text: 'hi' }], runId: 'r1' },
-      { role: 'user', content: { note: 'structured' }, runId: null },
-    ], { value: { turn: 2 }, mafVersion: 'hangar/next' });
+    await repository.append(
+      't1',
+      's-1',
+      [
+        { role: 'assistant', content: [{ type: 'text', text: 'hi' }], runId: 'r1' },
+        { role: 'user', content: { note: 'structured' }, runId: null },
+      ],
+      { value: { turn: 2 }, mafVersion: 'hangar/next' },
+    );
     const detail = await repository.detail('t1', 's-1');
     expect(detail?.messages.map((message) => [message.sequence, message.role, message.content, message.runId])).toEqual([
       [0, 'user', 'hello', 'r1'],
@@ -42,7 +56,11 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
 
   it('allocates distinct sequences to concurrent appends', async () => {
     await create('t1', 's-busy');
-    await Promise.all(Array.from({ length: 6 }, (_, index) => repository.append('t1', 's-busy', [{ role: 'user', content: `m${index}`, runId: null }], undefined)));
+    await Promise.all(
+      Array.from({ length: 6 }, (_, index) =>
+        repository.append('t1', 's-busy', [{ role: 'user', content: `m${index}`, runId: null }], undefined),
+      ),
+    );
     const detail = await repository.detail('t1', 's-busy');
     expect(detail?.messages.map((message) => message.sequence)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(detail?.session.messageCount).toBe(6);
@@ -73,7 +91,10 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
     expect(all.map((session) => session.id)).toEqual(expected.map((session) => session.id));
     expect(Date.parse(all[0].updatedAt)).toBeGreaterThanOrEqual(Date.parse(all.find((session) => session.id === 's-1')!.updatedAt));
     expect((await repository.list('t1', { agentName: 'other-bot', skip: 0, take: 50 })).map((session) => session.id)).toEqual(['s-carol']);
-    expect((await repository.list('t1', { ownerId: 'alice', skip: 0, take: 50 })).map((session) => session.id).sort()).toEqual(['s-1', 's-1-branch']);
+    expect((await repository.list('t1', { ownerId: 'alice', skip: 0, take: 50 })).map((session) => session.id).sort()).toEqual([
+      's-1',
+      's-1-branch',
+    ]);
     expect(await repository.list('t1', { skip: 1, take: 2 })).toEqual(all.slice(1, 3));
     expect(await repository.list('t2', { skip: 0, take: 50 })).toEqual([]);
   });

@@ -16,10 +16,30 @@ const ENV_PREFIX = 'HANGAR__';
 // Key names found inside open-ended sections (a provider, a price, a model entry), which the
 // defaults tree cannot show. Together with the defaults' keys they fix the spelling of any key.
 const OPEN_SECTION_KEYS = [
-  'Kind', 'ApiKey', 'Endpoint', 'DefaultModel', 'DefaultDeployment', 'DefaultMaxOutputTokens', 'MaxRetries',
-  'EnableResponsesSurface', 'Timeout', 'Models', 'ContextWindowTokens', 'MaxOutputTokens', 'Input', 'Output',
-  'CachedInput', 'PerMillionCharacters', 'PerMinute', 'PerImage', 'OutputCostPerMillionTokens', 'SizeMultipliers',
-  'DeniedTerms', 'MaskedPii', 'MaskReplacement', 'Pattern',
+  'Kind',
+  'ApiKey',
+  'Endpoint',
+  'DefaultModel',
+  'DefaultDeployment',
+  'DefaultMaxOutputTokens',
+  'MaxRetries',
+  'EnableResponsesSurface',
+  'Timeout',
+  'Models',
+  'ContextWindowTokens',
+  'MaxOutputTokens',
+  'Input',
+  'Output',
+  'CachedInput',
+  'PerMillionCharacters',
+  'PerMinute',
+  'PerImage',
+  'OutputCostPerMillionTokens',
+  'SizeMultipliers',
+  'DeniedTerms',
+  'MaskedPii',
+  'MaskReplacement',
+  'Pattern',
 ];
 
 let canonicalKeys: Map<string, string> | undefined;
@@ -60,9 +80,7 @@ export function treeFromEnvironment(env: NodeJS.ProcessEnv): Tree {
 function canonicalize(node: unknown): unknown {
   if (!node || typeof node !== 'object' || Array.isArray(node)) return node;
   const names = knownKeys();
-  return Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [names.get(key.toLowerCase()) ?? key, canonicalize(value)]),
-  );
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [names.get(key.toLowerCase()) ?? key, canonicalize(value)]));
 }
 
 function merge(base: unknown, over: unknown): unknown {

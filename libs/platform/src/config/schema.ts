@@ -35,10 +35,7 @@ const Provider = z
     EnableResponsesSurface: bool().default(false),
     Timeout: nullable(duration()),
     Models: z
-      .record(
-        z.string(),
-        z.strictObject({ ContextWindowTokens: nullable(int()), MaxOutputTokens: nullable(int()) }).prefault({}),
-      )
+      .record(z.string(), z.strictObject({ ContextWindowTokens: nullable(int()), MaxOutputTokens: nullable(int()) }).prefault({}))
       .default({}),
   })
   .superRefine((provider, ctx) => {
@@ -65,7 +62,9 @@ const ModelPrice = z
 const Pricing = z
   .looseObject({
     Currency: nullable(z.string()),
-    Voice: z.record(z.string(), z.record(z.string(), z.strictObject({ PerMillionCharacters: nullable(num()), PerMinute: nullable(num()) }))).default({}),
+    Voice: z
+      .record(z.string(), z.record(z.string(), z.strictObject({ PerMillionCharacters: nullable(num()), PerMinute: nullable(num()) })))
+      .default({}),
     Images: z
       .record(
         z.string(),
@@ -132,7 +131,10 @@ export const ConfigSchema = z
         Prefix: z
           .string()
           .default('')
-          .refine((prefix) => prefix === '' || /^\/[A-Za-z0-9._~\-/]*[^/]$/.test(prefix), 'must be empty or start with "/" and not end with "/"'),
+          .refine(
+            (prefix) => prefix === '' || /^\/[A-Za-z0-9._~\-/]*[^/]$/.test(prefix),
+            'must be empty or start with "/" and not end with "/"',
+          ),
         AllowRemoteAccess: bool().default(false),
         AuthToken: nullable(z.string().min(16, 'must be at least 16 characters')),
         AuthorizationPolicy: nullable(z.string()),
@@ -166,7 +168,10 @@ export const ConfigSchema = z
     Stores: section({
       Postgres: section({
         ConnectionString: nullable(z.string()),
-        SchemaName: z.string().regex(/^[a-z_][a-z0-9_]{0,40}$/, 'must be a lowercase SQL identifier').default('hangar'),
+        SchemaName: z
+          .string()
+          .regex(/^[a-z_][a-z0-9_]{0,40}$/, 'must be a lowercase SQL identifier')
+          .default('hangar'),
         ...SqlStore,
       }),
       Embedded: section({
@@ -216,7 +221,13 @@ export const ConfigSchema = z
     Attachments: section({
       MaxBytes: int().pipe(z.number().positive().max(2147483647)).default(20971520),
       AllowedMediaTypes: list(z.string()).default([
-        'image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain', 'audio/*',
+        'image/png',
+        'image/jpeg',
+        'image/webp',
+        'image/gif',
+        'application/pdf',
+        'text/plain',
+        'audio/*',
       ]),
     }),
     Audit: section({ ActorClaimType: nullable(z.string()) }),
@@ -436,13 +447,20 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['SingletonExecution', 'LeaseDuration'], message: 'must be at least 3 seconds while enabled' });
     }
     if (config.Images.Enabled) {
-      if (!config.Images.Provider) ctx.addIssue({ code: 'custom', path: ['Images', 'Provider'], message: 'is required while Images:Enabled is true' });
-      if (!config.Images.Model) ctx.addIssue({ code: 'custom', path: ['Images', 'Model'], message: 'is required while Images:Enabled is true' });
-      if (config.Images.MaxImagesPerRequest < 1) ctx.addIssue({ code: 'custom', path: ['Images', 'MaxImagesPerRequest'], message: 'must be at least 1' });
+      if (!config.Images.Provider)
+        ctx.addIssue({ code: 'custom', path: ['Images', 'Provider'], message: 'is required while Images:Enabled is true' });
+      if (!config.Images.Model)
+        ctx.addIssue({ code: 'custom', path: ['Images', 'Model'], message: 'is required while Images:Enabled is true' });
+      if (config.Images.MaxImagesPerRequest < 1)
+        ctx.addIssue({ code: 'custom', path: ['Images', 'MaxImagesPerRequest'], message: 'must be at least 1' });
     }
     const api = config.Hangar.Api;
     if (api.Jwt.Enabled && !api.Jwt.JwksUri && !api.Jwt.Jwks) {
-      ctx.addIssue({ code: 'custom', path: ['Hangar', 'Api', 'Jwt', 'Jwks'], message: 'Jwks or JwksUri is required while Jwt:Enabled is true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['Hangar', 'Api', 'Jwt', 'Jwks'],
+        message: 'Jwks or JwksUri is required while Jwt:Enabled is true',
+      });
     }
     if (api.Jwt.Jwks) {
       try {

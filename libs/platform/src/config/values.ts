@@ -32,11 +32,14 @@ export const duration = () =>
   );
 
 export const bool = () =>
-  z.preprocess((input) => {
-    if (typeof input !== 'string') return input;
-    const lowered = input.trim().toLowerCase();
-    return lowered === 'true' ? true : lowered === 'false' ? false : input;
-  }, z.boolean({ error: 'expected true or false' }));
+  z.preprocess(
+    (input) => {
+      if (typeof input !== 'string') return input;
+      const lowered = input.trim().toLowerCase();
+      return lowered === 'true' ? true : lowered === 'false' ? false : input;
+    },
+    z.boolean({ error: 'expected true or false' }),
+  );
 
 const numeric = (input: unknown) =>
   typeof input === 'string' && input.trim() !== '' && Number.isFinite(Number(input)) ? Number(input) : input;
@@ -47,7 +50,11 @@ export const num = () => z.preprocess(numeric, z.number({ error: 'expected a num
 /** A list, written as an array, as indexed keys (`Key__0`, `Key__1`) or as one comma-separated string. */
 export const list = <T extends z.ZodType>(item: T) =>
   z.preprocess((input) => {
-    if (typeof input === 'string') return input.split(',').map((part) => part.trim()).filter(Boolean);
+    if (typeof input === 'string')
+      return input
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean);
     if (input && typeof input === 'object' && !Array.isArray(input)) {
       const keys = Object.keys(input);
       if (keys.every((key) => /^\d+$/.test(key))) {

@@ -1,6 +1,14 @@
 import {
-  ClientError, createChannel, createClientFactory, Metadata, Status,
-  type CallOptions, type Channel, type ClientMiddlewareCall, type CompatServiceDefinition, type Client,
+  ClientError,
+  createChannel,
+  createClientFactory,
+  Metadata,
+  Status,
+  type CallOptions,
+  type Channel,
+  type ClientMiddlewareCall,
+  type CompatServiceDefinition,
+  type Client,
 } from 'nice-grpc';
 import { HangarError, type ErrorKind } from '../errors.js';
 import { injectContext, inSpan, SpanKind } from '../telemetry.js';

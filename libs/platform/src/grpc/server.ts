@@ -1,5 +1,13 @@
 import { context as otelContext, trace, SpanStatusCode, type Context } from '@opentelemetry/api';
-import { createServer, ServerError, Status, type CallContext, type Server, type ServerMiddlewareCall, type ServerMiddleware } from 'nice-grpc';
+import {
+  createServer,
+  ServerError,
+  Status,
+  type CallContext,
+  type Server,
+  type ServerMiddlewareCall,
+  type ServerMiddleware,
+} from 'nice-grpc';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
 import { HangarError, ERROR_KINDS } from '../errors.js';
 import type { Logger } from '../logging.js';

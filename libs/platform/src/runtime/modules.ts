@@ -54,10 +54,7 @@ export interface StartedModules {
   stop(): Promise<void>;
 }
 
-export async function startModules(
-  modules: HangarModule[],
-  base: Omit<ModuleContext, 'addressOf'>,
-): Promise<StartedModules> {
+export async function startModules(modules: HangarModule[], base: Omit<ModuleContext, 'addressOf'>): Promise<StartedModules> {
   const running = new Map<ModuleName, RunningModule>();
   const stopAll = async () => {
     for (const name of [...running.keys()].reverse()) {

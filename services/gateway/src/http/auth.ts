@@ -7,9 +7,23 @@ export const ROLES = ['Reader', 'Operator', 'Admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 export const SCOPES = [
-  'RunsRead', 'RunsWrite', 'AgentsRead', 'AgentsAdmin', 'ExternalInvoke', 'KnowledgeRead', 'KnowledgeAdmin',
-  'WorkflowsRead', 'WorkflowsAdmin', 'EvalsRead', 'EvalsAdmin', 'ExperimentsRead', 'ExperimentsAdmin',
-  'PlatformRead', 'PlatformAdmin', 'SecurityAdmin', 'AuditRead',
+  'RunsRead',
+  'RunsWrite',
+  'AgentsRead',
+  'AgentsAdmin',
+  'ExternalInvoke',
+  'KnowledgeRead',
+  'KnowledgeAdmin',
+  'WorkflowsRead',
+  'WorkflowsAdmin',
+  'EvalsRead',
+  'EvalsAdmin',
+  'ExperimentsRead',
+  'ExperimentsAdmin',
+  'PlatformRead',
+  'PlatformAdmin',
+  'SecurityAdmin',
+  'AuditRead',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -57,11 +71,7 @@ export function createAuthenticator(config: HangarConfig) {
   const tokenDigest = config.Hangar.Api.AuthToken ? digest(config.Hangar.Api.AuthToken) : undefined;
   const everyScope: ReadonlySet<Scope> = new Set(SCOPES);
   const jwt = config.Hangar.Api.Jwt;
-  const keySet = !jwt.Enabled
-    ? undefined
-    : jwt.Jwks
-      ? createLocalJWKSet(JSON.parse(jwt.Jwks))
-      : createRemoteJWKSet(new URL(jwt.JwksUri!));
+  const keySet = !jwt.Enabled ? undefined : jwt.Jwks ? createLocalJWKSet(JSON.parse(jwt.Jwks)) : createRemoteJWKSet(new URL(jwt.JwksUri!));
 
   async function verifyJwt(token: string): Promise<Principal> {
     try {
@@ -109,7 +119,9 @@ export function resolveTenant(config: HangarConfig, request: Request, principal?
   const requested = principal?.tenantId ?? (tenancy.AllowHeaderResolution ? request.get(tenancy.HeaderName) : undefined);
   if (!requested) return config.DefaultTenantId;
   if (!TENANT_ID.test(requested)) {
-    throw validationError(`the tenant id "${requested}" is not valid`, [{ path: tenancy.HeaderName, message: 'must be 1-128 characters of letters, digits, ".", "_" or "-"' }]);
+    throw validationError(`the tenant id "${requested}" is not valid`, [
+      { path: tenancy.HeaderName, message: 'must be 1-128 characters of letters, digits, ".", "_" or "-"' },
+    ]);
   }
   if (tenancy.AllowedTenants.length > 0 && !tenancy.AllowedTenants.includes(requested)) {
     throw forbidden(`tenant "${requested}" is not allowed`);
@@ -135,4 +147,9 @@ export function isLoopback(address: string | undefined): boolean {
 }
 
 export const remoteAccessDenied = () =>
-  new HangarError('forbidden', 'remote access is disabled; call from this host or set Hangar:Api:AllowRemoteAccess', {}, 'remote_access_disabled');
+  new HangarError(
+    'forbidden',
+    'remote access is disabled; call from this host or set Hangar:Api:AllowRemoteAccess',
+    {},
+    'remote_access_disabled',
+  );

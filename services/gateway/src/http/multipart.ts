@@ -15,9 +15,17 @@ export function receiveFilePart<T>(
     const abort = new AbortController();
     let parser: Busboy.Busboy;
     try {
-      parser = Busboy({ headers: request.headers, defParamCharset: 'utf8', limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 32 } });
+      parser = Busboy({
+        headers: request.headers,
+        defParamCharset: 'utf8',
+        limits: { files: 1, fields: 20, fieldSize: 64 * 1024, parts: 32 },
+      });
     } catch {
-      reject(validationError('the multipart body has no valid boundary', [{ path: 'body', message: 'must be multipart/form-data with a boundary' }]));
+      reject(
+        validationError('the multipart body has no valid boundary', [
+          { path: 'body', message: 'must be multipart/form-data with a boundary' },
+        ]),
+      );
       return;
     }
     let upload: Promise<T> | undefined;
@@ -38,7 +46,13 @@ export function receiveFilePart<T>(
       upload = store(info.filename ?? 'file', stream, abort.signal);
       upload.catch(fail);
     });
-    parser.on('error', () => fail(validationError('the multipart body is malformed or was cut off', [{ path: 'body', message: 'is not complete multipart/form-data' }])));
+    parser.on('error', () =>
+      fail(
+        validationError('the multipart body is malformed or was cut off', [
+          { path: 'body', message: 'is not complete multipart/form-data' },
+        ]),
+      ),
+    );
     parser.on('close', () => {
       if (settled) return;
       if (!upload) {

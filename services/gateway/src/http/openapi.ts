@@ -24,7 +24,8 @@ function createSchemaConverter(components: Record<string, JsonSchema>) {
     const { $schema: _dialect, $defs, ...rest } = generated as JsonSchema & { $defs?: Record<string, JsonSchema> };
     for (const [id, definition] of Object.entries($defs ?? {})) {
       // Input and output shapes of one schema differ (defaults); keep both under distinct names.
-      const name = io === 'input' && components[id] && JSON.stringify(components[id]) !== JSON.stringify(rewriteRefs(definition)) ? `${id}Input` : id;
+      const name =
+        io === 'input' && components[id] && JSON.stringify(components[id]) !== JSON.stringify(rewriteRefs(definition)) ? `${id}Input` : id;
       components[name] = rewriteRefs(definition) as JsonSchema;
     }
     return rewriteRefs(rest) as JsonSchema;
@@ -59,13 +60,19 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
     const responses: Record<string, unknown> = {};
     for (const [status, response] of Object.entries(route.responses)) {
       responses[status] = response.schema
-        ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } } }
+        ? {
+            description: response.description,
+            content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } },
+          }
         : { description: response.description };
     }
-    if (route.body || route.rawBody || route.documentedBody || route.params || route.query) responses['400'] ??= problemResponse('The request is not valid');
+    if (route.body || route.rawBody || route.documentedBody || route.params || route.query)
+      responses['400'] ??= problemResponse('The request is not valid');
     if (route.auth !== 'none') {
       responses['401'] ??= problemResponse('No credential, or an invalid one');
-      responses['403'] ??= problemResponse(`The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`);
+      responses['403'] ??= problemResponse(
+        `The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`,
+      );
     }
     responses['500'] ??= problemResponse('Unexpected error (no internals are shown; quote the traceId)');
 
@@ -75,9 +82,7 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
       tags: [route.tag],
       parameters: [...parametersOf(toSchema, route.params, 'path'), ...parametersOf(toSchema, route.query, 'query')],
       responses,
-      ...(route.auth === 'none'
-        ? { security: [] }
-        : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
+      ...(route.auth === 'none' ? { security: [] } : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
     };
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };

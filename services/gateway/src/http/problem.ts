@@ -14,11 +14,17 @@ export interface ProblemBody {
   [extension: string]: unknown;
 }
 
-export function problemBody(request: Request, status: number, errorType: string, detail: string, extensions: Record<string, unknown> = {}): ProblemBody {
+export function problemBody(
+  request: Request,
+  status: number,
+  errorType: string,
+  detail: string,
+  extensions: Record<string, unknown> = {},
+): ProblemBody {
   const kind = kindForHttpStatus(status);
   return {
     type: `urn:hangar:problem:${errorType}`,
-    title: kind ? ERROR_KINDS[kind].title : STATUS_TITLES[status] ?? 'Error',
+    title: kind ? ERROR_KINDS[kind].title : (STATUS_TITLES[status] ?? 'Error'),
     status,
     detail,
     instance: request.originalUrl.split('?')[0],
@@ -68,6 +74,10 @@ export function problemHandler(logger: Logger) {
       return;
     }
     logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');
-    sendProblem(request, response, problemBody(request, 500, 'internal_error', 'An unexpected error occurred. Quote the traceId when reporting it.'));
+    sendProblem(
+      request,
+      response,
+      problemBody(request, 500, 'internal_error', 'An unexpected error occurred. Quote the traceId when reporting it.'),
+    );
   };
 }

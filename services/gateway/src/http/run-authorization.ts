@@ -3,7 +3,10 @@ import { pathToFileURL } from 'node:url';
 import type { RunAuthorizationHandler } from '@hangar/contracts';
 
 /** Loads the host's handler from `Hangar:Api:RunAuthorizationModule` (its `authorizeRun` or default export). */
-export async function loadRunAuthorization(modulePath: string | null, baseDir = process.cwd()): Promise<RunAuthorizationHandler | undefined> {
+export async function loadRunAuthorization(
+  modulePath: string | null,
+  baseDir = process.cwd(),
+): Promise<RunAuthorizationHandler | undefined> {
   if (!modulePath) return undefined;
   const exported = await import(pathToFileURL(resolve(baseDir, modulePath)).href);
   const handler = exported.authorizeRun ?? exported.default;

@@ -1,11 +1,25 @@
 import {
-  AgentDefinitionInputSchema, definitionToProto, jsonPath, normalizeDefinition, originName, recordFromProto, reportFromProto,
-  type AgentDefinitionRecord, type registryPb,
+  AgentDefinitionInputSchema,
+  definitionToProto,
+  jsonPath,
+  normalizeDefinition,
+  originName,
+  recordFromProto,
+  reportFromProto,
+  type AgentDefinitionRecord,
+  type registryPb,
 } from '@hangar/contracts';
 import { validationError } from '@hangar/platform';
 import {
-  AgentDescriptorSchema, AgentDetailSchema, AgentNameParams, DiffParams, DiffSchema, problemResponse, RollbackRequestSchema,
-  StoredDefinitionSchema, ValidationReportSchema,
+  AgentDescriptorSchema,
+  AgentDetailSchema,
+  AgentNameParams,
+  DiffParams,
+  DiffSchema,
+  problemResponse,
+  RollbackRequestSchema,
+  StoredDefinitionSchema,
+  ValidationReportSchema,
 } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
 
@@ -70,7 +84,9 @@ export const agentRoutes = [
     tag: TAG,
     auth: { role: 'Operator', scope: 'AgentsAdmin' },
     rawBody: true,
-    responses: { 200: { description: 'The validation report (an invalid definition is not an HTTP error)', schema: ValidationReportSchema } },
+    responses: {
+      200: { description: 'The validation report (an invalid definition is not an HTTP error)', schema: ValidationReportSchema },
+    },
     async handler({ body, caller }, { registry }) {
       const json = body as Record<string, unknown>;
       if (!json || typeof json !== 'object' || Array.isArray(json)) {
@@ -78,7 +94,10 @@ export const agentRoutes = [
       }
       const missing = (['name', 'model'] as const).filter((field) => json[field] === undefined || json[field] === null);
       if (missing.length) {
-        throw validationError(`required fields are missing: ${missing.join(', ')}`, missing.map((path) => ({ path, message: 'is required' })));
+        throw validationError(
+          `required fields are missing: ${missing.join(', ')}`,
+          missing.map((path) => ({ path, message: 'is required' })),
+        );
       }
       const parsed = AgentDefinitionInputSchema.safeParse(json);
       if (!parsed.success) {
@@ -86,7 +105,12 @@ export const agentRoutes = [
           status: 200,
           body: {
             valid: false,
-            messages: parsed.error.issues.map((issue) => ({ severity: 'Error', code: 'invalid_field', message: issue.message, path: jsonPath(issue.path) })),
+            messages: parsed.error.issues.map((issue) => ({
+              severity: 'Error',
+              code: 'invalid_field',
+              message: issue.message,
+              path: jsonPath(issue.path),
+            })),
           },
         };
       }
@@ -140,7 +164,10 @@ export const agentRoutes = [
       409: problemResponse('The name belongs to a code-defined agent'),
     },
     async handler({ params, body, caller }, { registry }) {
-      const { agent } = await registry.updateAgent({ name: params.name, definition: definitionToProto(normalizeDefinition(body)) }, { caller });
+      const { agent } = await registry.updateAgent(
+        { name: params.name, definition: definitionToProto(normalizeDefinition(body)) },
+        { caller },
+      );
       return { status: 200, body: recordJson(agent) };
     },
   }),
@@ -206,9 +233,15 @@ export const agentRoutes = [
     tag: TAG,
     auth: { role: 'Reader', scope: 'AgentsRead' },
     params: DiffParams,
-    responses: { 200: { description: 'Both snapshots', schema: DiffSchema }, 404: problemResponse('No such agent, or a named version is missing') },
+    responses: {
+      200: { description: 'Both snapshots', schema: DiffSchema },
+      404: problemResponse('No such agent, or a named version is missing'),
+    },
     async handler({ params, caller }, { registry }) {
-      const { left, right } = await registry.diffAgentVersions({ name: params.name, leftVersion: params.a, rightVersion: params.b }, { caller });
+      const { left, right } = await registry.diffAgentVersions(
+        { name: params.name, leftVersion: params.a, rightVersion: params.b },
+        { caller },
+      );
       return { status: 200, body: { left: recordJson(left), right: recordJson(right) } };
     },
   }),

@@ -48,7 +48,11 @@ export const attachmentRoutes = [
     query: z.object({ sessionId: z.string().optional() }),
     documentedBody: {
       contentType: 'multipart/form-data',
-      schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+      schema: {
+        type: 'object',
+        required: ['file'],
+        properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } },
+      },
     },
     runAuthorization: { operation: 'attachments.upload', denial: 'forbid' },
     responses: {
@@ -85,7 +89,10 @@ export const attachmentRoutes = [
     runAuthorization: { operation: 'attachments.list', denial: 'forbid' },
     responses: { 200: { description: 'Descriptors (never the bytes)', schema: DescriptorSchema.array() } },
     async handler({ query, caller }, { attachments }) {
-      const { attachments: found } = await attachments.listAttachments({ sessionId: query.sessionId, skip: query.skip, take: query.take }, { caller });
+      const { attachments: found } = await attachments.listAttachments(
+        { sessionId: query.sessionId, skip: query.skip, take: query.take },
+        { caller },
+      );
       return { status: 200, body: found.map(descriptorJson) };
     },
   }),
@@ -108,7 +115,8 @@ export const attachmentRoutes = [
       response.once('close', () => abort.abort());
       const parts = attachments.downloadAttachment({ id: params.id }, { caller, signal: abort.signal })[Symbol.asyncIterator]();
       const first = await parts.next();
-      if (first.done || first.value.part?.$case !== 'descriptor') throw new HangarError('unavailable', 'the attachment service sent no descriptor');
+      if (first.done || first.value.part?.$case !== 'descriptor')
+        throw new HangarError('unavailable', 'the attachment service sent no descriptor');
       const descriptor = first.value.part.value;
       const etag = `"${descriptor.sha256}"`;
       response.set({
@@ -119,7 +127,13 @@ export const attachmentRoutes = [
         'X-Content-Type-Options': 'nosniff',
         'Cache-Control': 'private, no-cache',
       });
-      if (request.get('if-none-match')?.split(',').map((tag) => tag.trim()).includes(etag)) {
+      if (
+        request
+          .get('if-none-match')
+          ?.split(',')
+          .map((tag) => tag.trim())
+          .includes(etag)
+      ) {
         abort.abort();
         response.removeHeader('Content-Length');
         response.status(304).end();

@@ -17,30 +17,67 @@ const RunRequestSchema = z
       .max(500)
       .optional(),
     attachments: z.array(z.string()).max(20).optional(),
-    parameters: z.array(z.strictObject({ name: z.string().min(1).max(64), value: z.string() })).max(64).optional(),
+    parameters: z
+      .array(z.strictObject({ name: z.string().min(1).max(64), value: z.string() }))
+      .max(64)
+      .optional(),
   })
-  .refine((body) => (body.message === undefined) !== (body.messages === undefined), { message: 'give exactly one of message or messages', path: ['message'] })
+  .refine((body) => (body.message === undefined) !== (body.messages === undefined), {
+    message: 'give exactly one of message or messages',
+    path: ['message'],
+  })
   .meta({ id: 'RunRequest' });
 
-const UsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number(), reasoningTokens: z.number(), totalTokens: z.number() });
-const CostSchema = z.object({ input: z.number().nullable(), output: z.number().nullable(), cachedInput: z.number().nullable(), total: z.number(), currency: z.string() }).nullable();
+const UsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cachedInputTokens: z.number(),
+  reasoningTokens: z.number(),
+  totalTokens: z.number(),
+});
+const CostSchema = z
+  .object({
+    input: z.number().nullable(),
+    output: z.number().nullable(),
+    cachedInput: z.number().nullable(),
+    total: z.number(),
+    currency: z.string(),
+  })
+  .nullable();
 const RunRecordSchema = z
   .object({
-    id: z.uuid(), agentName: z.string(), agentVersion: z.number().int().nullable(), sessionId: z.string().nullable(),
+    id: z.uuid(),
+    agentName: z.string(),
+    agentVersion: z.number().int().nullable(),
+    sessionId: z.string().nullable(),
     status: z.enum(['Queued', 'Running', 'Completed', 'Failed', 'Canceled', 'AwaitingApproval']),
     kind: z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility']),
-    isStreaming: z.boolean(), startedAt: z.iso.datetime(), completedAt: z.iso.datetime().nullable(), durationMs: z.number().nullable(),
-    usage: UsageSchema, cost: CostSchema, modelProvider: z.string().nullable(), model: z.string().nullable(),
-    errorType: z.string().nullable(), errorMessage: z.string().nullable(), parentRunId: z.uuid().nullable(), rootRunId: z.uuid(),
-    depth: z.number().int(), userId: z.string().nullable(), labels: z.record(z.string(), z.string()),
+    isStreaming: z.boolean(),
+    startedAt: z.iso.datetime(),
+    completedAt: z.iso.datetime().nullable(),
+    durationMs: z.number().nullable(),
+    usage: UsageSchema,
+    cost: CostSchema,
+    modelProvider: z.string().nullable(),
+    model: z.string().nullable(),
+    errorType: z.string().nullable(),
+    errorMessage: z.string().nullable(),
+    parentRunId: z.uuid().nullable(),
+    rootRunId: z.uuid(),
+    depth: z.number().int(),
+    userId: z.string().nullable(),
+    labels: z.record(z.string(), z.string()),
   })
   .meta({ id: 'RunRecord' });
 
 const RunResponseSchema = z
   .object({
-    runId: z.uuid(), sessionId: z.string().nullable(), status: z.string(),
+    runId: z.uuid(),
+    sessionId: z.string().nullable(),
+    status: z.string(),
     output: z.object({ text: z.string(), messages: z.array(z.object({ role: z.string(), content: z.string() })) }),
-    usage: UsageSchema, cost: CostSchema,
+    usage: UsageSchema,
+    cost: CostSchema,
   })
   .meta({ id: 'RunResponse' });
 
@@ -56,7 +93,15 @@ export const runJson = (run: runPb.RunRecord | undefined) => ({
   completedAt: run!.completedAt ?? null,
   durationMs: run!.durationMs ?? null,
   usage: run!.usage,
-  cost: run!.cost ? { input: run!.cost.input ?? null, output: run!.cost.output ?? null, cachedInput: run!.cost.cachedInput ?? null, total: run!.cost.total, currency: run!.cost.currency } : null,
+  cost: run!.cost
+    ? {
+        input: run!.cost.input ?? null,
+        output: run!.cost.output ?? null,
+        cachedInput: run!.cost.cachedInput ?? null,
+        total: run!.cost.total,
+        currency: run!.cost.currency,
+      }
+    : null,
   modelProvider: run!.modelProvider ?? null,
   model: run!.model ?? null,
   errorType: run!.errorType ?? null,
@@ -101,9 +146,18 @@ const FeedbackRequestSchema = z
 
 const ScoreSchema = z
   .object({
-    id: z.uuid(), runId: z.uuid(), messageId: z.string().nullable(), name: z.string(), kind: z.enum(['Numeric', 'Boolean', 'Categorical']),
-    value: z.number().nullable(), textValue: z.string().nullable(), source: z.enum(['Human', 'Evaluator']), author: z.string(),
-    comment: z.string().nullable(), createdAt: z.iso.datetime(), updatedAt: z.iso.datetime(),
+    id: z.uuid(),
+    runId: z.uuid(),
+    messageId: z.string().nullable(),
+    name: z.string(),
+    kind: z.enum(['Numeric', 'Boolean', 'Categorical']),
+    value: z.number().nullable(),
+    textValue: z.string().nullable(),
+    source: z.enum(['Human', 'Evaluator']),
+    author: z.string(),
+    comment: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
   })
   .meta({ id: 'RunScore' });
 
@@ -139,7 +193,10 @@ export const runRoutes = [
       if (body.sessionId !== undefined) {
         try {
           const session = await sessions.getSession({ sessionId: body.sessionId }, { caller });
-          history = session.messages.map((message) => ({ role: message.role, content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content) }));
+          history = session.messages.map((message) => ({
+            role: message.role,
+            content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content),
+          }));
         } catch (error) {
           if ((error as HangarError).status !== 404) throw error; // a new session has no history yet
         }
@@ -149,7 +206,11 @@ export const runRoutes = [
       const estimate = await registry.estimateRun({ name: params.name, messages, parameters }, { caller });
       return {
         status: 200,
-        body: { ...estimate, contextWindowTokens: estimate.contextWindowTokens ?? null, allowedPromptTokens: estimate.allowedPromptTokens ?? null },
+        body: {
+          ...estimate,
+          contextWindowTokens: estimate.contextWindowTokens ?? null,
+          allowedPromptTokens: estimate.allowedPromptTokens ?? null,
+        },
       };
     },
   }),
@@ -164,10 +225,15 @@ export const runRoutes = [
     body: RunRequestSchema,
     runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
     responses: {
-      200: { description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response', schema: RunResponseSchema },
+      200: {
+        description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response',
+        schema: RunResponseSchema,
+      },
       202: {
         description: 'Queued (Prefer: respond-async); Location names the run',
-        schema: z.object({ runId: z.uuid(), status: z.literal('Queued'), statusUrl: z.string(), eventsUrl: z.string() }).meta({ id: 'AcceptedRun' }),
+        schema: z
+          .object({ runId: z.uuid(), status: z.literal('Queued'), statusUrl: z.string(), eventsUrl: z.string() })
+          .meta({ id: 'AcceptedRun' }),
       },
       403: problemResponse('Denied, or another user’s session (session ownership)'),
       404: problemResponse('Unknown agent'),
@@ -179,7 +245,16 @@ export const runRoutes = [
       const messages = body.messages ?? [{ role: 'user', content: body.message! }];
       if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
         const { run: queued } = await runs.enqueueRun(
-          { run: { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: false, attachments: body.attachments ?? [] } },
+          {
+            run: {
+              agentName: params.name,
+              sessionId: body.sessionId,
+              messages,
+              parameters: body.parameters ?? [],
+              isStreaming: false,
+              attachments: body.attachments ?? [],
+            },
+          },
           { caller },
         );
         const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
@@ -196,12 +271,21 @@ export const runRoutes = [
       });
       const updates = runs
         .startRun(
-          { agentName: params.name, sessionId: body.sessionId, messages, parameters: body.parameters ?? [], isStreaming: !oneResponse, attachments: body.attachments ?? [] },
+          {
+            agentName: params.name,
+            sessionId: body.sessionId,
+            messages,
+            parameters: body.parameters ?? [],
+            isStreaming: !oneResponse,
+            attachments: body.attachments ?? [],
+          },
           { caller, signal: abort.signal },
-        )[Symbol.asyncIterator]();
+        )
+        [Symbol.asyncIterator]();
       // Refusals (unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
       const first = await updates.next();
-      if (first.done || first.value.update?.$case !== 'started') throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+      if (first.done || first.value.update?.$case !== 'started')
+        throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
       const run = first.value.update.value.run!;
 
       if (oneResponse) {
@@ -213,9 +297,12 @@ export const runRoutes = [
             return {
               status: 200,
               body: {
-                runId: finished.id, sessionId: finished.sessionId, status: finished.status,
+                runId: finished.id,
+                sessionId: finished.sessionId,
+                status: finished.status,
                 output: { text: update.value.outputText, messages: [{ role: 'assistant', content: update.value.outputText }] },
-                usage: finished.usage, cost: finished.cost,
+                usage: finished.usage,
+                cost: finished.cost,
               },
             };
           }
@@ -233,7 +320,12 @@ export const runRoutes = [
               stream.send('update', { type: 'text-delta', text: update.value.text });
               break;
             case 'toolCall':
-              stream.send('update', { type: 'tool-call', toolCallId: update.value.toolCallId, toolName: update.value.toolName, args: update.value.args ?? null });
+              stream.send('update', {
+                type: 'tool-call',
+                toolCallId: update.value.toolCallId,
+                toolName: update.value.toolName,
+                args: update.value.args ?? null,
+              });
               break;
             case 'toolResult':
               stream.send('update', { type: 'tool-result', toolCallId: update.value.toolCallId, result: update.value.result ?? null });
@@ -243,7 +335,13 @@ export const runRoutes = [
               break;
             case 'finished': {
               const finished = runJson(update.value.run);
-              stream.send('done', { runId: finished.id, status: finished.status, usage: finished.usage, cost: finished.cost, output: { text: update.value.outputText } });
+              stream.send('done', {
+                runId: finished.id,
+                status: finished.status,
+                usage: finished.usage,
+                cost: finished.cost,
+                output: { text: update.value.outputText },
+              });
               break;
             }
             case 'failed':
@@ -252,7 +350,8 @@ export const runRoutes = [
           }
         }
       } catch (error) {
-        if (!abort.signal.aborted) stream.send('error', { errorType: (error as HangarError).errorType ?? 'internal_error', message: 'the run stream broke off' });
+        if (!abort.signal.aborted)
+          stream.send('error', { errorType: (error as HangarError).errorType ?? 'internal_error', message: 'the run stream broke off' });
       }
       stream.end();
       return { status: 200, sent: true };
@@ -274,7 +373,10 @@ export const runRoutes = [
       userId: z.string().optional(),
       label: z.string().optional().describe('`key:value`, or a bare `key` matching any value'),
       startedAfter: z.iso.datetime({ offset: true }).optional(),
-      includeChildren: z.enum(['true', 'false']).optional().transform((value) => value === 'true'),
+      includeChildren: z
+        .enum(['true', 'false'])
+        .optional()
+        .transform((value) => value === 'true'),
       parentRunId: optionalUuid,
       rootRunId: optionalUuid,
       skip: pageNumber(0),
@@ -388,7 +490,10 @@ export const runRoutes = [
     params: RunIdParams,
     runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
     responses: {
-      200: { description: 'The input as the run received it', schema: z.object({ runId: z.uuid(), recordedAt: z.iso.datetime(), input: z.record(z.string(), z.unknown()) }) },
+      200: {
+        description: 'The input as the run received it',
+        schema: z.object({ runId: z.uuid(), recordedAt: z.iso.datetime(), input: z.record(z.string(), z.unknown()) }),
+      },
       404: problemResponse('Unknown run, or no input was recorded'),
     },
     async handler({ params, caller }, { runs }) {
@@ -405,19 +510,31 @@ export const runRoutes = [
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: RunIdParams,
     runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
-    responses: { 200: { description: 'text/event-stream; each frame has id = seq', schema: z.string() }, 404: problemResponse('Unknown run') },
+    responses: {
+      200: { description: 'text/event-stream; each frame has id = seq', schema: z.string() },
+      404: problemResponse('Unknown run'),
+    },
     async handler({ params, caller, request, response }, { runs }) {
       const lastEventId = request.get('last-event-id');
       if (lastEventId !== undefined && !/^\d{1,9}$/.test(lastEventId)) {
-        throw validationError('Last-Event-ID must be the sequence number of an event', [{ path: 'Last-Event-ID', message: 'must be a non-negative integer' }]);
+        throw validationError('Last-Event-ID must be the sequence number of an event', [
+          { path: 'Last-Event-ID', message: 'must be a non-negative integer' },
+        ]);
       }
       await runs.getRun({ runId: params.runId }, { caller }); // 404 before the stream opens
       const abort = new AbortController();
       response.once('close', () => abort.abort());
       const stream = openEventStream(response);
       try {
-        for await (const event of runs.streamRunEvents({ runId: params.runId, afterSeq: Number(lastEventId ?? 0) }, { caller, signal: abort.signal })) {
-          stream.send(event.type, { seq: event.seq, runId: event.runId, type: event.type, at: event.at, data: event.data ?? {} }, event.seq);
+        for await (const event of runs.streamRunEvents(
+          { runId: params.runId, afterSeq: Number(lastEventId ?? 0) },
+          { caller, signal: abort.signal },
+        )) {
+          stream.send(
+            event.type,
+            { seq: event.seq, runId: event.runId, type: event.type, at: event.at, data: event.data ?? {} },
+            event.seq,
+          );
         }
       } catch (error) {
         if (!abort.signal.aborted) throw error;

@@ -36,7 +36,9 @@ const BranchRequestSchema = z
   })
   .meta({ id: 'SessionBranchRequest' });
 
-const BranchResultSchema = z.object({ sessionId: z.string(), parentSessionId: z.string(), copiedMessages: z.number().int() }).meta({ id: 'SessionBranchResult' });
+const BranchResultSchema = z
+  .object({ sessionId: z.string(), parentSessionId: z.string(), copiedMessages: z.number().int() })
+  .meta({ id: 'SessionBranchResult' });
 const SessionParams = z.object({ sessionId: z.string() });
 
 const recordJson = (session: sessionPb.SessionRecord | undefined) => ({
@@ -64,7 +66,10 @@ export const sessionRoutes = [
     runAuthorization: { operation: 'sessions.list', denial: 'forbid' },
     responses: { 200: { description: 'Session records', schema: SessionRecordSchema.array() } },
     async handler({ query, caller }, { sessions }) {
-      const { sessions: found } = await sessions.listSessions({ agentName: query.agentName, skip: query.skip, take: query.take }, { caller });
+      const { sessions: found } = await sessions.listSessions(
+        { agentName: query.agentName, skip: query.skip, take: query.take },
+        { caller },
+      );
       return { status: 200, body: found.map(recordJson) };
     },
   }),
@@ -77,7 +82,10 @@ export const sessionRoutes = [
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: SessionParams,
     runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.sessionId },
-    responses: { 200: { description: 'Session detail', schema: SessionDetailSchema }, 404: problemResponse('Unknown, foreign or denied session') },
+    responses: {
+      200: { description: 'Session detail', schema: SessionDetailSchema },
+      404: problemResponse('Unknown, foreign or denied session'),
+    },
     async handler({ params, caller }, { sessions }) {
       const { session, messages, state } = await sessions.getSession({ sessionId: params.sessionId }, { caller });
       return {

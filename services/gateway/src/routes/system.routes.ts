@@ -50,7 +50,10 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       auth: 'none',
       responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
       async handler(_input, context) {
-        return { status: 200, body: buildOpenApiDocument(allRoutes(), { prefix: context.config.Hangar.Api.Prefix, version: context.version }) };
+        return {
+          status: 200,
+          body: buildOpenApiDocument(allRoutes(), { prefix: context.config.Hangar.Api.Prefix, version: context.version }),
+        };
       },
     }),
     defineRoute({
@@ -73,8 +76,14 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       tag: 'Meta',
       auth: 'none',
       responses: {
-        200: { description: 'Ready', schema: z.object({ status: z.enum(['ok', 'unavailable']), services: z.record(z.string(), z.string()) }) },
-        503: { description: 'A backing service is not serving', schema: z.object({ status: z.literal('unavailable'), services: z.record(z.string(), z.string()) }) },
+        200: {
+          description: 'Ready',
+          schema: z.object({ status: z.enum(['ok', 'unavailable']), services: z.record(z.string(), z.string()) }),
+        },
+        503: {
+          description: 'A backing service is not serving',
+          schema: z.object({ status: z.literal('unavailable'), services: z.record(z.string(), z.string()) }),
+        },
       },
       async handler(_input, context) {
         const services = await context.checkHealth();

@@ -2,7 +2,10 @@
  * One breaker per provider+model: after `failureThreshold` consecutive failures it opens for
  * `breakDurationMs`; the first call after that is a trial, and one more failure reopens it.
  */
-export function createCircuitBreaker(settings: { enabled: boolean; failureThreshold: number; breakDurationMs: number }, now = () => Date.now()) {
+export function createCircuitBreaker(
+  settings: { enabled: boolean; failureThreshold: number; breakDurationMs: number },
+  now = () => Date.now(),
+) {
   const circuits = new Map<string, { failures: number; openUntil: number }>();
   return {
     isOpen(key: string): boolean {

@@ -9,9 +9,9 @@ const words = (text: string) => (text.trim() ? text.trim().split(/\s+/).length :
 
 function promptText(prompt: LanguageModelV2Prompt): string {
   return prompt
-    .map((message) => (typeof message.content === 'string'
-      ? message.content
-      : message.content.map((part) => ('text' in part ? part.text : '')).join(' ')))
+    .map((message) =>
+      typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part ? part.text : '')).join(' '),
+    )
     .join(' ');
 }
 

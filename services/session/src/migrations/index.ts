@@ -31,7 +31,9 @@ export const sessionMigrations: Record<string, Migration> = {
         .addColumn('run_id', 'text')
         .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
         .addPrimaryKeyConstraint('session_messages_pk', ['tenant_id', 'session_id', 'sequence'])
-        .addForeignKeyConstraint('session_messages_session_fk', ['tenant_id', 'session_id'], 'sessions', ['tenant_id', 'id'], (fk) => fk.onDelete('cascade'))
+        .addForeignKeyConstraint('session_messages_session_fk', ['tenant_id', 'session_id'], 'sessions', ['tenant_id', 'id'], (fk) =>
+          fk.onDelete('cascade'),
+        )
         .execute();
     },
   },
