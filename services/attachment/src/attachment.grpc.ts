@@ -31,9 +31,9 @@ async function splitUpload(requests: AsyncIterable<pb.UploadAttachmentRequest>) 
 
 export function attachmentGrpc(service: AttachmentService): pb.AttachmentServiceImplementation<CallerContext> {
   return {
-    async uploadAttachment(requests, { caller }) {
+    async uploadAttachment(requests, { caller, signal }) {
       const { header, chunks } = await splitUpload(requests);
-      const attachment = await service.upload(caller, { fileName: header.fileName, sessionId: header.sessionId }, chunks);
+      const attachment = await service.upload(caller, { fileName: header.fileName, sessionId: header.sessionId }, chunks, signal);
       return { attachment: descriptorToProto(attachment) };
     },
     async listAttachments({ sessionId, skip, take }, { caller }) {

@@ -29,6 +29,23 @@ function cleanFileName(name: string): string {
   return cleaned || 'file';
 }
 
+const aborted = () => new HangarError('validation', 'the upload was aborted');
+
+/** Yields `source` until `signal` aborts, then throws, even while waiting for the next piece. */
+async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  const abort = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(aborted());
+    signal.addEventListener('abort', () => reject(aborted()), { once: true });
+  });
+  abort.catch(() => {}); // observed through the race below
+  while (true) {
+    const step = await Promise.race([iterator.next(), abort]);
+    if (step.done) return;
+    yield step.value;
+  }
+}
+
 /** Regroups arbitrary incoming pieces into fixed-size chunks. */
 function createChunker(size: number) {
   let parts: Uint8Array[] = [];
@@ -81,7 +98,9 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
      * Stores a streamed upload. The type is decided from the first bytes before anything is
      * written; a refused or broken upload leaves no bytes behind.
      */
-    async upload(caller: Caller, header: UploadHeader, pieces: AsyncIterable<Uint8Array>): Promise<AttachmentRow> {
+    async upload(caller: Caller, header: UploadHeader, source: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<AttachmentRow> {
+      // A cancelled call does not always end its request stream; the signal does end the upload.
+      const pieces = untilAborted(source, signal);
       if (header.sessionId !== undefined && !SESSION_ID.test(header.sessionId)) {
         throw validationError('sessionId is not a valid session id', [
           { path: 'sessionId', message: 'must be 1-128 characters of letters, digits, ".", "_", ":" or "-"' },
@@ -130,6 +149,7 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
           headBytes += piece.length;
           if (headBytes >= SIGNATURE_BYTES) await start(false);
         }
+        if (signal.aborted) throw aborted();
         if (size === 0) throw validationError('the file is empty', [{ path: 'file', message: 'must not be empty' }]);
         if (!started) await start(true);
         const rest = chunker.rest();
