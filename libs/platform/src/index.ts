@@ -12,3 +12,4 @@ export * from './runtime/engines.js';
 export * from './runtime/grpc-module.js';
 export * from './runtime/process.js';
 export { HANGAR_VERSION } from './version.js';
+export * from './access.js';

@@ -1,5 +1,5 @@
 import type { AgentDefinition, AgentDefinitionRecord } from '@hangar/contracts';
-import { sql, type Generated, type Kysely } from '@hangar/storage';
+import { jsonb, sql, type Generated, type Kysely } from '@hangar/storage';
 
 interface AgentsTable {
   tenant_id: string;
@@ -112,7 +112,13 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
         if (!inserted) return undefined;
         const row = await trx
           .insertInto('agent_versions')
-          .values({ tenant_id: tenantId, name: definition.name, version: 1, definition: jsonb(definition), created_by: actor })
+          .values({
+            tenant_id: tenantId,
+            name: definition.name,
+            version: 1,
+            definition: jsonb<AgentDefinition>(definition),
+            created_by: actor,
+          })
           .returning(['definition', 'version', 'created_at', 'created_by'])
           .executeTakeFirstOrThrow();
         return toRecord(row);
@@ -137,7 +143,13 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
         const version = agent.current_version + 1;
         const row = await trx
           .insertInto('agent_versions')
-          .values({ tenant_id: tenantId, name: definition.name, version, definition: jsonb(definition), created_by: actor })
+          .values({
+            tenant_id: tenantId,
+            name: definition.name,
+            version,
+            definition: jsonb<AgentDefinition>(definition),
+            created_by: actor,
+          })
           .returning(['definition', 'version', 'created_at', 'created_by'])
           .executeTakeFirstOrThrow();
         await trx
@@ -159,6 +171,3 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
 }
 
 export type AgentRepository = ReturnType<typeof createAgentRepository>;
-
-// Both drivers would turn a JS array into a Postgres array; jsonb needs the JSON text.
-const jsonb = (value: unknown) => sql<AgentDefinition>`${JSON.stringify(value)}::jsonb`;

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { HangarError, isUuid, notFound, validationError, type Caller } from '@hangar/platform';
+import { clampPage, HangarError, isUuid, notFound, validationError, type Caller } from '@hangar/platform';
 import type { AttachmentRepository, AttachmentRow } from './attachment.repository.js';
 import { createTextCheck, detectMediaType, isAllowedMediaType, SIGNATURE_BYTES } from './media-type.js';
 
@@ -165,8 +165,7 @@ export function createAttachmentService(deps: { repository: AttachmentRepository
     async list(caller: Caller, filter: { sessionId?: string; skip: number; take: number }): Promise<AttachmentRow[]> {
       return repository.list(caller.tenantId, {
         sessionId: filter.sessionId,
-        skip: Math.max(0, filter.skip),
-        take: Math.min(200, Math.max(1, filter.take)),
+        ...clampPage(filter.skip, filter.take),
       });
     },
 

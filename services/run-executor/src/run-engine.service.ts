@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { renderInstructions, type AgentDefinition } from '@hangar/contracts';
-import { conflict, HangarError, isUuid, notFound, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import {
+  clampPage,
+  conflict,
+  HangarError,
+  isUuid,
+  notFound,
+  validationError,
+  type Caller,
+  type HangarConfig,
+  type Logger,
+} from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import { costOf, priceFor } from './pricing.js';
 import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
@@ -752,7 +762,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       return { input: input.input as Record<string, unknown>, recordedAt: input.recorded_at.toISOString() };
     },
     list(caller: Caller, filter: RunFilter) {
-      return repository.list(caller.tenantId, { ...filter, skip: Math.max(0, filter.skip), take: Math.min(200, Math.max(1, filter.take)) });
+      return repository.list(caller.tenantId, { ...filter, ...clampPage(filter.skip, filter.take) });
     },
   };
 }

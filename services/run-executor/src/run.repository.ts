@@ -1,4 +1,4 @@
-import { sql, type Generated, type Kysely } from '@hangar/storage';
+import { jsonb, sql, type Generated, type Kysely } from '@hangar/storage';
 
 export const RUN_STATUSES = ['Queued', 'Running', 'Completed', 'Failed', 'Canceled', 'AwaitingApproval'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -239,8 +239,6 @@ function toRun(row: Selected): RunRow {
     labels: row.labels,
   };
 }
-
-const jsonb = (value: unknown) => sql<any>`${JSON.stringify(value)}::jsonb`;
 
 export interface NewRun {
   id: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Generated, type Kysely } from '@hangar/storage';
+import { jsonb, sql, type Generated, type Kysely } from '@hangar/storage';
 
 export interface SessionDatabase {
   sessions: {
@@ -110,8 +110,6 @@ const toMessage = (row: {
   runId: row.run_id,
   createdAt: row.created_at.toISOString(),
 });
-
-const jsonb = (value: unknown) => sql<any>`${JSON.stringify(value)}::jsonb`;
 
 /** Every SQL statement of the session service. */
 export function createSessionRepository(db: Kysely<SessionDatabase>) {

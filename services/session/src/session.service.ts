@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { conflict, forbidden, HangarError, notFound, validationError, type Caller } from '@hangar/platform';
+import {
+  clampPage,
+  conflict,
+  forbidden,
+  HangarError,
+  notFound,
+  roleIncludes,
+  validationError,
+  type Caller,
+  type Role,
+} from '@hangar/platform';
 import type { MessageRow, NewMessage, SessionRepository, SessionRow } from './session.repository.js';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const ROLES = ['Reader', 'Operator', 'Admin'];
 const MESSAGE_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 export interface SessionSettings {
   ownershipEnabled: boolean;
   /** Callers with this role (or a higher one) see and manage every session of the tenant. */
-  managementRole: string;
+  managementRole: Role;
   /** Written to `StateMafVersion`: the agent runtime that wrote the state. */
   runtimeVersion: string;
 }
@@ -28,8 +37,6 @@ export interface OpenedSession {
   created: boolean;
 }
 
-const clampPage = (skip: number, take: number) => ({ skip: Math.max(0, skip), take: Math.min(200, Math.max(1, take)) });
-
 function requireSessionId(id: string, path: string) {
   if (!SESSION_ID.test(id)) {
     throw validationError(`${path} is not a valid session id`, [
@@ -42,7 +49,7 @@ function requireSessionId(id: string, path: string) {
 export function createSessionService(deps: SessionDeps) {
   const { repository, settings } = deps;
 
-  const isManager = (caller: Caller) => !!caller.role && ROLES.indexOf(caller.role) >= ROLES.indexOf(settings.managementRole);
+  const isManager = (caller: Caller) => roleIncludes(caller.role, settings.managementRole);
 
   /** With ownership on, a caller sees its own sessions; a manager sees every one, ownerless ones included. */
   const canSee = (caller: Caller, session: SessionRow) =>

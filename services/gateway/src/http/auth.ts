@@ -1,10 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { forbidden, HangarError, unauthorized, validationError, type Caller, type HangarConfig } from '@hangar/platform';
-
-export const ROLES = ['Reader', 'Operator', 'Admin'] as const;
-export type Role = (typeof ROLES)[number];
+import {
+  forbidden,
+  HangarError,
+  roleIncludes,
+  ROLES,
+  unauthorized,
+  validationError,
+  type Caller,
+  type HangarConfig,
+  type Role,
+} from '@hangar/platform';
 
 export const SCOPES = [
   'RunsRead',
@@ -37,8 +44,6 @@ export interface Principal {
   /** Tenant named by the credential itself (a JWT claim), when tenancy reads one. */
   tenantId?: string;
 }
-
-export const roleIncludes = (held: Role | null, required: Role) => held !== null && ROLES.indexOf(held) >= ROLES.indexOf(required);
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 

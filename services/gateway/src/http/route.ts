@@ -2,8 +2,8 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { jsonPath } from '@hangar/contracts';
 import type { RunOperation } from '@hangar/contracts';
-import { forbidden, HangarError, notFound, validationError, type Caller } from '@hangar/platform';
-import { authorize, callerOf, resolveTenant, type Principal, type Role, type Scope } from './auth.js';
+import { forbidden, HangarError, notFound, validationError, type Caller, type Role } from '@hangar/platform';
+import { authorize, callerOf, resolveTenant, type Principal, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MetaSchema } from '../api.schemas.js';
-import { ROLES, roleIncludes, type Scope } from '../http/auth.js';
+import { ROLES, roleIncludes } from '@hangar/platform';
+import type { Scope } from '../http/auth.js';
 import { buildOpenApiDocument } from '../http/openapi.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 
