@@ -321,6 +321,18 @@ export function createRunEngine(deps: RunEngineDeps) {
     return { definition, version, parameters, attachments, history };
   }
 
+  /** Ends a queued run that never reached a model as Failed: no usage, no cost, no price. */
+  function failUnstarted(runId: string, errorType: string, errorMessage: string) {
+    return repository.finish(runId, {
+      status: 'Failed',
+      usage: ZERO_USAGE,
+      cost: null,
+      prices: { input: null, output: null, cachedInput: null },
+      errorType,
+      errorMessage,
+    });
+  }
+
   function start(caller: Caller, request: StartRunRequest, callSignal: AbortSignal): AsyncGenerator<RunUpdate> {
     return execute(caller, request, { signal: callSignal });
   }
@@ -688,29 +700,14 @@ export function createRunEngine(deps: RunEngineDeps) {
         }
       } catch (error) {
         const refusal = error instanceof HangarError ? error : undefined;
-        last = await repository.finish(job.runId, {
-          status: 'Failed',
-          usage: ZERO_USAGE,
-          cost: null,
-          prices: { input: null, output: null, cachedInput: null },
-          errorType: refusal?.errorType ?? 'internal_error',
-          errorMessage: refusal?.message ?? 'the queued run could not start',
-        });
+        last = await failUnstarted(job.runId, refusal?.errorType ?? 'internal_error', refusal?.message ?? 'the queued run could not start');
       }
       return last;
     },
 
     /** A job whose attempts ran out after its workers died: its run ends as Failed. */
-    async abandonQueued(runId: string) {
-      return repository.finish(runId, {
-        status: 'Failed',
-        usage: ZERO_USAGE,
-        cost: null,
-        prices: { input: null, output: null, cachedInput: null },
-        errorType: 'worker_lost',
-        errorMessage: 'the worker executing this queued run stopped (AsyncRun:MaxAttempts reached)',
-      });
-    },
+    abandonQueued: (runId: string) =>
+      failUnstarted(runId, 'worker_lost', 'the worker executing this queued run stopped (AsyncRun:MaxAttempts reached)'),
 
     /** The whole tree, resolved from the root whichever member is named; truncated at 200 runs. */
     async tree(caller: Caller, runId: string): Promise<RunRow[]> {
