@@ -56,6 +56,21 @@ const run = (agent: string, body: Record<string, unknown>, headers: Record<strin
   call('POST', `/api/agents/${agent}/run`, { body, headers });
 const agent = (name: string, model: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   hangar.request('POST', '/api/agents', { body: { name, instructions: 'Be brief.', model, ...extra } });
+/** Polls `probe` every 20 ms until it returns something, or fails naming what never happened. */
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const found = await probe();
+    if (found !== undefined) return found;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const runningRun = (target: HangarUnderTest, agentName: string, except?: string) =>
+  eventually(async () => {
+    const runs = (await target.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body;
+    return runs.find((candidate: any) => candidate.id !== except) as any;
+  }, `a running ${agentName} run`);
+
 const runCount = async () => (await hangar.request('GET', '/api/runs?take=200&includeChildren=true')).body.length;
 
 beforeAll(async () => {
@@ -282,12 +297,7 @@ describe('run events', () => {
 
   it('tails a run in progress until its terminal event', async () => {
     const running = run('live', { message: 'wait for it' });
-    let runId: string | undefined;
-    for (let tries = 0; !runId && tries < 100; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      runId = (await hangar.request('GET', '/api/runs?agentName=live&status=Running')).body[0]?.id;
-    }
-    expect(runId).toBeDefined();
+    const runId = (await runningRun(hangar, 'live')).id;
     const live = await call('GET', `/api/runs/${runId}/events`);
     expect(live.frames.at(-1)!.event).toBe('run.completed');
     expect(live.frames.find((frame) => frame.event === 'message.completed')?.data.data.text).toBe(
@@ -403,11 +413,7 @@ describe('tree and cancel', () => {
 
   it('cancels a running run: 202, the stream ends with done Canceled, a second cancel is 409', async () => {
     const streaming = run('cancellable', { message: 'take your time' });
-    let runId: string | undefined;
-    for (let tries = 0; !runId && tries < 100; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      runId = (await hangar.request('GET', '/api/runs?agentName=cancellable&status=Running')).body[0]?.id;
-    }
+    const runId = (await runningRun(hangar, 'cancellable')).id;
     const canceled = await hangar.request('POST', `/api/runs/${runId}/cancel`);
     expect(canceled.status).toBe(202);
     expect(canceled.body.id).toBe(runId);
@@ -453,14 +459,7 @@ describe('child agents', () => {
     expect((await hangar.request('GET', `/api/runs?rootRunId=${rootId}`)).body).toHaveLength(4);
   });
 
-  const waitForRunning = async (agentName: string) => {
-    for (let tries = 0; tries < 200; tries += 1) {
-      const found = (await hangar.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body[0];
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`no running ${agentName}`);
-  };
+  const waitForRunning = (agentName: string) => runningRun(hangar, agentName);
 
   it('cancels the whole tree when the root is canceled', async () => {
     const streaming = run('boss', { message: 'delegate and wait' });
@@ -481,14 +480,15 @@ describe('child agents', () => {
 });
 
 describe('queued runs', () => {
-  const waitForStatus = async (runId: string, statuses: string[]) => {
-    for (let tries = 0; tries < 150; tries += 1) {
-      const run = (await hangar.request('GET', `/api/runs/${runId}`)).body;
-      if (statuses.includes(run.status)) return run;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`run ${runId} never reached ${statuses.join('/')}`);
-  };
+  const waitForStatus = (runId: string, statuses: string[]) =>
+    eventually(
+      async () => {
+        const run = (await hangar.request('GET', `/api/runs/${runId}`)).body;
+        return statuses.includes(run.status) ? run : undefined;
+      },
+      `run ${runId} to reach ${statuses.join('/')}`,
+      7500,
+    );
 
   it('answers Prefer: respond-async with 202 and a Location, and the job worker completes the run', async () => {
     const accepted = await hangar.request('POST', '/api/agents/plain/run', {
@@ -947,13 +947,7 @@ describe('run reconciliation', () => {
       headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ message: 'wait' }),
     });
-    let liveRun: any;
-    for (let tries = 0; !liveRun && tries < 100; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      liveRun = (await reconciling.request('GET', '/api/runs?agentName=patient&status=Running')).body.find(
-        (run: any) => run.id !== orphanId,
-      );
-    }
+    const liveRun = await runningRun(reconciling, 'patient', orphanId);
     await new Promise((resolve) => setTimeout(resolve, 1200)); // two thresholds: the live run keeps beating
 
     expect((await reconciling.request('GET', `/api/runs/${orphanId}`)).body).toMatchObject({
