@@ -20,7 +20,12 @@ function podEnvironment(deployment: any): Record<string, string> {
   const env: Record<string, string> = { ...configMap };
   for (const entry of container.env) {
     env[entry.name] =
-      entry.value ?? (entry.name.includes('ConnectionString') ? 'postgres://hangar@db:5432/hangar' : 'secret-token-from-k8s-0123456789');
+      entry.value ??
+      (entry.name.includes('Redis')
+        ? 'redis://redis:6379'
+        : entry.name.includes('ConnectionString')
+          ? 'postgres://hangar@db:5432/hangar'
+          : 'secret-token-from-k8s-0123456789');
   }
   return env;
 }

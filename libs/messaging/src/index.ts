@@ -1,2 +1,3 @@
 export * from './ports.js';
 export { createInProcessEventLog, createInProcessPubSub } from './in-process.js';
+export { createRedisPubSub, type RedisPubSubOptions } from './redis.js';

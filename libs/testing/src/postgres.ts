@@ -21,3 +21,6 @@ export async function dropSchemas(prefix: string): Promise<void> {
     await client.end();
   }
 }
+
+/** The real Redis the pub/sub contract and multi-instance tests use; channels get a unique prefix. */
+export const TEST_REDIS_URL = process.env.HANGAR_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

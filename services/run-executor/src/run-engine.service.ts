@@ -142,8 +142,8 @@ export function createRunEngine(deps: RunEngineDeps) {
    * Events are written in order on a per-run queue, so the caller's stream never waits for the
    * store; each is published only once stored, and the run waits for the queue before it ends.
    */
-  function createEventWriter(runId: string) {
-    let seq = 0;
+  function createEventWriter(runId: string, afterSeq = 0) {
+    let seq = afterSeq;
     let queue: Promise<void> = Promise.resolve();
     const emit = (type: string, data: Record<string, unknown>) => {
       const next = ++seq;
@@ -367,6 +367,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     active.set(runId, { rootRunId: run.rootRunId, controller });
+    // The root listens for cancels of its tree sent from any instance; its children run here too.
+    const cancels = parent ? undefined : await record('cancel subscription', () => listenForCancels(runId));
     const heartbeat = config.RunReconciliation.Enabled
       ? setInterval(() => void record('run heartbeat', () => repository.heartbeatRun(runId)), config.RunReconciliation.HeartbeatInterval)
       : undefined;
@@ -594,8 +596,42 @@ export function createRunEngine(deps: RunEngineDeps) {
       }
     } finally {
       clearInterval(heartbeat);
+      await cancels?.unsubscribe();
       active.delete(runId);
       callSignal.removeEventListener('abort', stopWithCaller);
+    }
+  }
+
+  /** Aborts a run executing in this process; a root takes every run of its tree with it. */
+  function stopLocally(runId: string): boolean {
+    const executing = active.get(runId);
+    if (!executing) return false;
+    if (executing.rootRunId === runId) for (const other of active.values()) if (other.rootRunId === runId) other.controller.abort();
+    executing.controller.abort();
+    return true;
+  }
+
+  function listenForCancels(rootRunId: string) {
+    return deps.pubsub.subscribe(`cancel:${rootRunId}`, (message) => {
+      const { runId, replyTo } = JSON.parse(message) as { runId: string; replyTo: string };
+      const stopped = stopLocally(runId);
+      void deps.pubsub.publish(replyTo, JSON.stringify({ stopped })).catch(() => {});
+    });
+  }
+
+  /** Sends a cancel to the instance running the run's root and waits for its answer. */
+  async function askExecutingInstance(run: RunRow): Promise<boolean> {
+    const replyTo = `cancel-reply:${randomUUID()}`;
+    let answer: (stopped: boolean) => void = () => {};
+    const answered = new Promise<boolean>((resolve) => (answer = resolve));
+    const replies = await deps.pubsub.subscribe(replyTo, (message) => answer((JSON.parse(message) as { stopped: boolean }).stopped));
+    const timer = setTimeout(() => answer(false), config.Hangar.Runs.CancelReplyTimeout);
+    try {
+      await deps.pubsub.publish(`cancel:${run.rootRunId}`, JSON.stringify({ runId: run.id, replyTo }));
+      return await answered;
+    } finally {
+      clearTimeout(timer);
+      await replies.unsubscribe();
     }
   }
 
@@ -715,13 +751,25 @@ export function createRunEngine(deps: RunEngineDeps) {
       return repository.tree(caller.tenantId, run.rootRunId, TREE_LIMIT);
     },
 
-    /** Stops a run executing here; a root takes its children with it. 409 when it is not executing here. */
+    /**
+     * Stops a run wherever it executes: here directly, elsewhere through the instance running its
+     * root (it answers on a reply channel). A root takes its children with it. 409 when no live
+     * instance is executing it (finished, or its process died).
+     */
     async cancel(caller: Caller, runId: string): Promise<RunRow> {
       const run = await requireRun(caller, runId);
-      const executing = active.get(runId);
-      if (!executing) throw conflict(`run ${runId} is not executing on this instance (status ${run.status})`);
-      for (const [, other] of active) if (run.rootRunId === runId && other.rootRunId === runId) other.controller.abort();
-      executing.controller.abort();
+      if (TERMINAL_STATUSES.has(run.status)) throw conflict(`run ${runId} is not executing (status ${run.status})`);
+      if (stopLocally(runId)) return run;
+      if (run.status === 'Queued') {
+        const canceled = await repository.cancelQueued(runId);
+        if (canceled) {
+          await createEventWriter(runId, await repository.lastSeq(runId)).emit('run.canceled', { usage: ZERO_USAGE, cost: null });
+          return canceled;
+        }
+      }
+      if (!(await askExecutingInstance(run))) {
+        throw conflict(`run ${runId} is not executing on any live instance (status ${run.status})`);
+      }
       return run;
     },
 

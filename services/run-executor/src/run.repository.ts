@@ -292,6 +292,16 @@ async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun,
 }
 
 /** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
+/** The sequence of a run's last event, 0 when it has none. */
+async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<number> {
+  const last = await db
+    .selectFrom('run_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
+  return Number(last?.seq ?? 0);
+}
+
 export interface ReadViewTarget {
   schema: string;
   name: string;
@@ -419,6 +429,34 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         .execute();
     },
 
+    /** Cancels a queued run whose job no worker has leased yet; undefined when one already has. */
+    async cancelQueued(runId: string): Promise<RunRow | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const job = await trx
+          .updateTable('jobs')
+          .set({ status: 'done', last_error: 'canceled', updated_at: sql`now()` })
+          .where('run_id', '=', runId)
+          .where('status', '=', 'queued')
+          .returning('id')
+          .executeTakeFirst();
+        if (!job) return undefined;
+        const row = await trx
+          .updateTable('runs')
+          .set({
+            status: RUN_STATUSES.indexOf('Canceled'),
+            completed_at: sql`now()`,
+            error_type: 'canceled',
+            error_message: 'the run was canceled',
+          })
+          .where('id', '=', runId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return toRun(row as Selected);
+      });
+    },
+
+    lastSeq: (runId: string) => lastSeq(db, runId),
+
     async heartbeatRun(runId: string) {
       await db
         .updateTable('runs')
@@ -455,16 +493,11 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
           .returning('id')
           .execute();
         for (const { id } of orphans) {
-          const last = await trx
-            .selectFrom('run_events')
-            .select((eb) => eb.fn.max('seq').as('seq'))
-            .where('run_id', '=', id)
-            .executeTakeFirst();
           await trx
             .insertInto('run_events')
             .values({
               run_id: id,
-              seq: Number(last?.seq ?? 0) + 1,
+              seq: (await lastSeq(trx, id)) + 1,
               type: 'run.failed',
               data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }),
             })

@@ -157,6 +157,10 @@ export const ConfigSchema = z
           ScopeClaim: str('scope'),
         }),
       }),
+      Runs: section({
+        /** How long a cancel waits for the instance executing the run to answer before it is 409. */
+        CancelReplyTimeout: duration().default(2000),
+      }),
     }),
     Tenancy: section({
       Enabled: bool().default(false),
@@ -180,7 +184,7 @@ export const ConfigSchema = z
         ...SqlStore,
       }),
     }),
-    Redis: section({ ConnectionString: nullable(z.string()) }),
+    Redis: section({ ConnectionString: nullable(z.string()), ChannelPrefix: str('hangar:') }),
     Kafka: section({ Brokers: list(z.string()).default([]), ClientId: str('hangar') }),
     CodeAgents: section({ Modules: list(z.string()).default([]) }),
     Providers: z.record(z.string(), Provider).default({}),

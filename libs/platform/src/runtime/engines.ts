@@ -1,4 +1,4 @@
-import { createInProcessEventLog, createInProcessPubSub, type EventLog, type PubSub } from '@hangar/messaging';
+import { createInProcessEventLog, createInProcessPubSub, createRedisPubSub, type EventLog, type PubSub } from '@hangar/messaging';
 import { createStorageProvider, type StorageProvider } from '@hangar/storage';
 import type { HangarConfig } from '../config/schema.js';
 
@@ -10,10 +10,10 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-export async function createEngines(config: HangarConfig): Promise<Engines> {
-  if (config.Kafka.Brokers.length > 0 || config.Redis.ConnectionString) {
-    // Refuse rather than silently fall back to in-process messaging in a distributed deployment.
-    throw new Error('Kafka:Brokers / Redis:ConnectionString are set, but the Kafka and Redis adapters are not built yet');
+export async function createEngines(config: HangarConfig, onRedisError: (error: Error) => void = () => {}): Promise<Engines> {
+  if (config.Kafka.Brokers.length > 0) {
+    // Refuse rather than silently fall back to an in-process log in a distributed deployment.
+    throw new Error('Kafka:Brokers is set, but the Kafka event-log adapter is not built yet');
   }
   const postgres = config.Stores.Postgres;
   const store = postgres.ConnectionString ? postgres : config.Stores.Embedded;
@@ -25,7 +25,15 @@ export async function createEngines(config: HangarConfig): Promise<Engines> {
     commandTimeoutSeconds: store.CommandTimeoutSeconds,
   });
   const eventLog = createInProcessEventLog();
-  const pubsub = createInProcessPubSub();
+  const redis = config.Redis;
+  const pubsub = redis.ConnectionString
+    ? await createRedisPubSub({ url: redis.ConnectionString, channelPrefix: redis.ChannelPrefix, onError: onRedisError }).catch(
+        async (error) => {
+          await storage.close();
+          throw error;
+        },
+      )
+    : createInProcessPubSub();
   return {
     storage,
     eventLog,

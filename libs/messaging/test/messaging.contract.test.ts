@@ -1,7 +1,16 @@
-import { createInProcessEventLog, createInProcessPubSub, type EventLog, type LogRecord, type PubSub } from '@hangar/messaging';
+import { randomBytes } from 'node:crypto';
+import {
+  createInProcessEventLog,
+  createInProcessPubSub,
+  createRedisPubSub,
+  type EventLog,
+  type LogRecord,
+  type PubSub,
+} from '@hangar/messaging';
+import { TEST_REDIS_URL } from '@hangar/testing';
 import { describe, expect, it } from 'vitest';
 
-/** The port contracts; the Kafka and Redis adapters will run this same suite against real engines. */
+/** The port contracts, run against the in-process adapters and the real engines behind the others. */
 
 const waitFor = async (condition: () => boolean, timeoutMs = 2000) => {
   const deadline = Date.now() + timeoutMs;
@@ -58,9 +67,14 @@ describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => 
   });
 });
 
-describe.each([['in-process', createInProcessPubSub]] as Array<[string, () => PubSub]>)('PubSub contract: %s', (_name, create) => {
+const redisPubSub = () => createRedisPubSub({ url: TEST_REDIS_URL, channelPrefix: `t_${randomBytes(5).toString('hex')}:` });
+
+describe.each([
+  ['in-process', async () => createInProcessPubSub()],
+  ['redis', redisPubSub],
+] as Array<[string, () => Promise<PubSub>]>)('PubSub contract: %s', (_name, create) => {
   it('fans a message out to current subscribers of its channel only', async () => {
-    const pubsub = create();
+    const pubsub = await create();
     const a: string[] = [];
     const b: string[] = [];
     await pubsub.subscribe('run:1', (message) => a.push(message));
@@ -69,6 +83,7 @@ describe.each([['in-process', createInProcessPubSub]] as Array<[string, () => Pu
       throw new Error('must not be called');
     });
     await pubsub.publish('run:1', 'hello');
+    await waitFor(() => b.length === 1); // delivery may be asynchronous
     await subscription.unsubscribe();
     await pubsub.publish('run:1', 'again');
     await waitFor(() => a.length === 2);
@@ -78,7 +93,7 @@ describe.each([['in-process', createInProcessPubSub]] as Array<[string, () => Pu
   });
 
   it('keeps delivering to others when one handler throws', async () => {
-    const pubsub = create();
+    const pubsub = await create();
     const received: string[] = [];
     await pubsub.subscribe('c', () => {
       throw new Error('bad listener');
@@ -87,5 +102,28 @@ describe.each([['in-process', createInProcessPubSub]] as Array<[string, () => Pu
     await pubsub.publish('c', 'm');
     await waitFor(() => received.length === 1);
     await pubsub.close();
+  });
+});
+
+describe('PubSub contract: redis, across connections', () => {
+  it('delivers between two clients (two processes share nothing else) and keeps prefixes apart', async () => {
+    const prefix = `t_${randomBytes(5).toString('hex')}:`;
+    const sender = await createRedisPubSub({ url: TEST_REDIS_URL, channelPrefix: prefix });
+    const receiver = await createRedisPubSub({ url: TEST_REDIS_URL, channelPrefix: prefix });
+    const stranger = await createRedisPubSub({ url: TEST_REDIS_URL, channelPrefix: `${prefix}other:` });
+    const received: string[] = [];
+    const strangerReceived: string[] = [];
+    await receiver.subscribe('cancel:1', (message) => received.push(message));
+    await stranger.subscribe('cancel:1', (message) => strangerReceived.push(message));
+    await sender.publish('cancel:1', 'stop');
+    await waitFor(() => received.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(received).toEqual(['stop']);
+    expect(strangerReceived).toEqual([]);
+    await Promise.all([sender.close(), receiver.close(), stranger.close()]);
+  });
+
+  it('refuses to start against an unreachable server instead of hanging', async () => {
+    await expect(createRedisPubSub({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 500 })).rejects.toThrow();
   });
 });

@@ -1,0 +1,153 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { allInOneModules } from '@hangar/all-in-one';
+import { startHangar, startMockOpenAI, TEST_REDIS_URL, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Two Hangar instances sharing one PostgreSQL and one Redis, as two replicas behind a load
+ * balancer: a run executes on `first`, and `second` is asked about it.
+ */
+
+let mock: MockOpenAI;
+let first: HangarUnderTest;
+let second: HangarUnderTest;
+
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const found = await probe();
+    if (found !== undefined) return found;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const runningRun = (target: HangarUnderTest, agentName: string) =>
+  eventually(async () => {
+    const runs = (await target.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body;
+    return runs[0] as any;
+  }, `a running ${agentName} run`);
+
+/** Starts a streamed run and resolves with its SSE frames once the stream ends. */
+async function streamRun(target: HangarUnderTest, agentName: string, message: string) {
+  const response = await fetch(`${target.url}/api/agents/${agentName}/run`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+  });
+  return framesOf(await response.text());
+}
+
+function framesOf(text: string) {
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() && !block.startsWith(':'))
+    .map((block) => ({
+      event: /^event: (.*)$/m.exec(block)?.[1],
+      data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
+    }));
+}
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  mock.script('hanging', [{ delayMs: 20_000, then: { text: 'never seen' } }]);
+  mock.script('slow', [{ delayMs: 500, then: { text: 'slow answer' } }]);
+  mock.script('delegator', (request) => {
+    if (request.messages.some((message) => message.role === 'tool')) return { text: 'relayed' };
+    const agentTool = request.tools?.find((entry) => entry.function.name.startsWith('call_'));
+    return agentTool ? { toolCall: { name: agentTool.function.name, args: { message: 'go' } } } : { text: 'leaf' };
+  });
+  const shared = {
+    Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+    Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` },
+    Hangar: { Runs: { CancelReplyTimeout: '500ms' } },
+    // No job worker, so a queued run stays queued until it is canceled.
+    Scheduling: { RunWorker: false },
+  };
+  first = await startHangar({ engine: 'postgres', modules: allInOneModules(), overrides: shared });
+  const schemaName = first.process.config.Stores.Postgres.SchemaName;
+  second = await startHangar({
+    engine: 'postgres',
+    modules: allInOneModules(),
+    overrides: { ...shared, Stores: { Postgres: { SchemaName: schemaName } } },
+  });
+  for (const [name, model, agents] of [
+    ['sleeper', 'hanging', []],
+    ['boss', 'delegator', ['sleeper']],
+    ['slowpoke', 'slow', []],
+  ] as const) {
+    const created = await first.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model }, agents } });
+    expect(created.status, created.text).toBe(201);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await second?.stop();
+  await first?.stop();
+  await mock?.close();
+});
+
+describe('runs across instances', () => {
+  it('reports Redis as the pub/sub store', async () => {
+    expect((await second.request('GET', '/api/meta', { token: null })).body.stores.cache).toBe('redis');
+  });
+
+  it('cancels a run executing on another instance: 202 there, the stream here ends Canceled', async () => {
+    const streaming = streamRun(first, 'sleeper', 'take your time');
+    const run = await runningRun(second, 'sleeper');
+    const canceled = await second.request('POST', `/api/runs/${run.id}/cancel`);
+    expect(canceled.status, canceled.text).toBe(202);
+    expect(canceled.body.id).toBe(run.id);
+    expect((await streaming).at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
+    expect((await second.request('GET', `/api/runs/${run.id}`)).body.status).toBe('Canceled');
+    expectProblem(await second.request('POST', `/api/runs/${run.id}/cancel`), 409, 'conflict');
+  });
+
+  it('a child canceled from another instance stops alone; a root canceled from there takes its tree', async () => {
+    const keepsRoot = streamRun(first, 'boss', 'delegate');
+    const child = await runningRun(second, 'sleeper');
+    expect((await second.request('POST', `/api/runs/${child.id}/cancel`)).status).toBe(202);
+    expect((await keepsRoot).at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+    expect((await first.request('GET', `/api/runs/${child.id}`)).body.status).toBe('Canceled');
+
+    const losesTree = streamRun(first, 'boss', 'delegate again');
+    const secondChild = await runningRun(second, 'sleeper');
+    expect((await second.request('POST', `/api/runs/${secondChild.rootRunId}/cancel`)).status).toBe(202);
+    expect((await losesTree).at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
+    expect((await first.request('GET', `/api/runs/${secondChild.id}`)).body.status).toBe('Canceled');
+  });
+
+  it('is 409 for a run no live instance executes (its process died), after waiting for an answer', async () => {
+    const streaming = streamRun(first, 'sleeper', 'soon orphaned');
+    const run = await runningRun(second, 'sleeper');
+    // Canceling on `first` directly, then asking `second` about a run nobody runs any more.
+    expect((await first.request('POST', `/api/runs/${run.id}/cancel`)).status).toBe(202);
+    await streaming;
+    expectProblem(await second.request('POST', `/api/runs/${run.id}/cancel`), 409, 'conflict');
+    expectProblem(await second.request('POST', `/api/runs/${randomUUID()}/cancel`), 404, 'not_found');
+  });
+
+  it('cancels a queued run before any worker leases it', async () => {
+    const queued = await second.request('POST', '/api/agents/slowpoke/run', {
+      body: { message: 'later' },
+      headers: { prefer: 'respond-async' },
+    });
+    expect(queued.status, queued.text).toBe(202);
+    const runId = queued.body.id ?? queued.body.runId;
+    const canceled = await first.request('POST', `/api/runs/${runId}/cancel`);
+    expect(canceled.status, canceled.text).toBe(202);
+    expect(canceled.body.status).toBe('Canceled');
+    const events = await fetch(`${second.url}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(framesOf(await events.text()).map((frame) => frame.event)).toEqual(['run.canceled']);
+    expectProblem(await second.request('POST', `/api/runs/${runId}/cancel`), 409, 'conflict');
+  });
+
+  it('tails the events of a run executing on another instance live', async () => {
+    const streaming = streamRun(first, 'slowpoke', 'hello');
+    const run = await runningRun(second, 'slowpoke');
+    const events = await fetch(`${second.url}/api/runs/${run.id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    const names = framesOf(await events.text()).map((frame) => frame.event);
+    expect(names[0]).toBe('run.started');
+    expect(names.at(-1)).toBe('run.completed');
+    expect((await streaming).at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+  });
+});
