@@ -8,15 +8,63 @@ export type MockReply =
   | { delayMs: number; then: MockReply };
 
 export interface RecordedRequest {
+  /** Which wire protocol the call used; an Anthropic call is recorded in the chat-completions shape. */
+  protocol: 'openai-chat' | 'openai-responses' | 'anthropic-messages';
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
   model: string;
   messages: Array<{ role: string; content: unknown; tool_calls?: unknown; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;
   stream: boolean;
+  /** The body as sent. */
+  raw: Record<string, any>;
+}
+
+/** Anthropic's Messages request in the chat-completions shape, so one script serves both protocols. */
+function fromAnthropic(body: Record<string, any>): Pick<RecordedRequest, 'model' | 'messages' | 'tools' | 'stream'> {
+  const messages: RecordedRequest['messages'] = [];
+  const system = Array.isArray(body.system) ? body.system.map((block: any) => block.text).join('\n') : body.system;
+  if (system) messages.push({ role: 'system', content: system });
+  for (const message of body.messages ?? []) {
+    const blocks: any[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    for (const result of blocks.filter((block) => block.type === 'tool_result')) {
+      const content = Array.isArray(result.content) ? result.content.map((part: any) => part.text ?? '').join('') : result.content;
+      messages.push({ role: 'tool', tool_call_id: result.tool_use_id, content });
+    }
+    const rest = blocks.filter((block) => block.type !== 'tool_result');
+    if (rest.length) {
+      const text = rest
+        .filter((block) => block.type === 'text')
+        .map((block) => block.text)
+        .join('');
+      const toolUses = rest.filter((block) => block.type === 'tool_use');
+      messages.push({ role: message.role, content: text, ...(toolUses.length ? { tool_calls: toolUses } : {}) });
+    }
+  }
+  const tools = body.tools?.map((entry: any) => ({ function: { name: entry.name } }));
+  return { model: body.model, messages, tools, stream: !!body.stream };
+}
+
+/** OpenAI's Responses request in the chat-completions shape. */
+function fromResponses(body: Record<string, any>): Pick<RecordedRequest, 'model' | 'messages' | 'tools' | 'stream'> {
+  const messages: RecordedRequest['messages'] = [];
+  if (body.instructions) messages.push({ role: 'system', content: body.instructions });
+  const textOf = (content: unknown) =>
+    typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part.text ?? '').join('') : '';
+  for (const item of body.input ?? []) {
+    if (item.type === 'function_call_output') messages.push({ role: 'tool', tool_call_id: item.call_id, content: item.output });
+    else if (item.type === 'function_call') messages.push({ role: 'assistant', content: '', tool_calls: [item] });
+    else if (item.role) messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: textOf(item.content) });
+  }
+  const tools = body.tools?.map((entry: any) => ({ function: { name: entry.name } }));
+  return { model: body.model, messages, tools, stream: !!body.stream };
 }
 
 /**
- * A real HTTP server speaking the OpenAI chat-completions protocol (streaming, with usage), for
- * tests and benchmarks. Replies are scripted per model; an unscripted model echoes the last user text.
+ * A real HTTP server speaking the OpenAI chat-completions protocol (any path ending in
+ * `/chat/completions`, so Azure's `/openai/v1/...` too) and Anthropic's Messages protocol (`/messages`),
+ * both streaming with usage, for tests and benchmarks. Replies are scripted per model; an
+ * unscripted model echoes the last user text.
  */
 export async function startMockOpenAI() {
   const requests: RecordedRequest[] = [];
@@ -43,13 +91,32 @@ export async function startMockOpenAI() {
     });
 
   const server: Server = createServer(async (request, response) => {
-    if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
+    const path = new URL(request.url ?? '/', 'http://mock').pathname;
+    const protocol = path.endsWith('/chat/completions')
+      ? 'openai-chat'
+      : path.endsWith('/responses')
+        ? 'openai-responses'
+        : path.endsWith('/messages')
+          ? 'anthropic-messages'
+          : undefined;
+    if (request.method !== 'POST' || !protocol) {
       response.writeHead(404).end();
       return;
     }
     openResponses.add(response);
     response.once('close', () => openResponses.delete(response));
-    const parsed = JSON.parse(await readBody(request)) as RecordedRequest;
+    const raw = JSON.parse(await readBody(request)) as Record<string, any>;
+    const parsed: RecordedRequest = {
+      protocol,
+      path: request.url ?? path,
+      headers: request.headers,
+      raw,
+      ...(protocol === 'anthropic-messages'
+        ? fromAnthropic(raw)
+        : protocol === 'openai-responses'
+          ? fromResponses(raw)
+          : (raw as Pick<RecordedRequest, 'model' | 'messages' | 'tools' | 'stream'>)),
+    };
     requests.push(parsed);
     let reply = nextReply(parsed);
     while ('delayMs' in reply) {
@@ -58,9 +125,19 @@ export async function startMockOpenAI() {
       reply = reply.then;
     }
     if ('status' in reply) {
-      response
-        .writeHead(reply.status, { 'content-type': 'application/json' })
-        .end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}`, type: 'server_error' } }));
+      const error =
+        protocol === 'anthropic-messages'
+          ? { type: 'error', error: { type: 'api_error', message: `scripted ${reply.status}` } }
+          : { error: { message: `scripted ${reply.status}`, type: 'server_error' } };
+      response.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body ?? JSON.stringify(error));
+      return;
+    }
+    if (protocol === 'anthropic-messages') {
+      writeAnthropicStream(response, parsed.model, reply, requests.length);
+      return;
+    }
+    if (protocol === 'openai-responses') {
+      writeResponsesStream(response, parsed.model, reply, requests.length);
       return;
     }
     const id = `chatcmpl-${requests.length}`;
@@ -125,3 +202,84 @@ export async function startMockOpenAI() {
 }
 
 export type MockOpenAI = Awaited<ReturnType<typeof startMockOpenAI>>;
+
+/** One reply as Anthropic's Messages event stream (message_start … message_stop). */
+function writeAnthropicStream(
+  response: import('node:http').ServerResponse,
+  model: string,
+  reply: Extract<MockReply, { text: string } | { toolCall: unknown }>,
+  callNumber: number,
+) {
+  const usage = { prompt: 10, completion: 5, cached: 0, ...reply.usage };
+  const send = (type: string, data: Record<string, unknown>) =>
+    response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  send('message_start', {
+    message: {
+      id: `msg_${callNumber}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: usage.prompt, cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0, output_tokens: 1 },
+    },
+  });
+  if ('toolCall' in reply) {
+    send('content_block_start', {
+      index: 0,
+      content_block: { type: 'tool_use', id: `toolu_${callNumber}`, name: reply.toolCall.name, input: {} },
+    });
+    send('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.toolCall.args) } });
+  } else {
+    send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+    for (const piece of reply.text.match(/\S+\s*/g) ?? [])
+      send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } });
+  }
+  send('content_block_stop', { index: 0 });
+  send('message_delta', {
+    delta: { stop_reason: 'toolCall' in reply ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: usage.completion },
+  });
+  send('message_stop', {});
+  response.end();
+}
+
+/** One reply as OpenAI's Responses event stream (response.created … response.completed). */
+function writeResponsesStream(
+  response: import('node:http').ServerResponse,
+  model: string,
+  reply: Extract<MockReply, { text: string } | { toolCall: unknown }>,
+  callNumber: number,
+) {
+  const usage = { prompt: 10, completion: 5, cached: 0, reasoning: 0, ...reply.usage };
+  const send = (type: string, data: Record<string, unknown>) =>
+    response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  send('response.created', { response: { id: `resp_${callNumber}`, created_at: 0, model } });
+  if ('toolCall' in reply) {
+    const item = { type: 'function_call', id: `fc_${callNumber}`, call_id: `call_${callNumber}`, name: reply.toolCall.name };
+    send('response.output_item.added', { output_index: 0, item: { ...item, arguments: '' } });
+    send('response.output_item.done', {
+      output_index: 0,
+      item: { ...item, arguments: JSON.stringify(reply.toolCall.args), status: 'completed' },
+    });
+  } else {
+    const item = { type: 'message', id: `msg_${callNumber}` };
+    send('response.output_item.added', { output_index: 0, item });
+    for (const piece of reply.text.match(/\S+\s*/g) ?? []) send('response.output_text.delta', { item_id: item.id, delta: piece });
+    send('response.output_item.done', { output_index: 0, item });
+  }
+  send('response.completed', {
+    response: {
+      usage: {
+        input_tokens: usage.prompt,
+        input_tokens_details: { cached_tokens: usage.cached },
+        output_tokens: usage.completion,
+        output_tokens_details: { reasoning_tokens: usage.reasoning },
+      },
+    },
+  });
+  response.end();
+}

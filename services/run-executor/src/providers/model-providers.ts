@@ -26,9 +26,12 @@ export function createModelResolver(config: HangarConfig) {
       case 'Anthropic':
         return createAnthropic({ apiKey, baseURL })(model);
       case 'AzureOpenAI':
-        return createAzure({ apiKey, baseURL })(model || settings.DefaultDeployment || '');
+        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!) })(model || settings.DefaultDeployment || '');
       case 'OpenAICompatible':
-        return createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true })(model);
+        // EnableResponsesSurface: the endpoint serves OpenAI's Responses API instead of chat completions.
+        return settings.EnableResponsesSurface
+          ? createOpenAI({ name, apiKey, baseURL: settings.Endpoint! }).responses(model)
+          : createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true })(model);
       case 'Demo':
         return createDemoModel(model);
     }
@@ -48,3 +51,13 @@ export function createModelResolver(config: HangarConfig) {
 }
 
 export type ModelResolver = ReturnType<typeof createModelResolver>;
+
+/**
+ * Azure OpenAI's v1 surface (`{resource}/openai/v1/chat/completions`, `api-key` header, no dated
+ * api-version): `Endpoint` may be the resource URL, its `/openai` path or the `/openai/v1` base.
+ */
+export function azureV1Base(endpoint: string): string {
+  const base = endpoint.replace(/\/+$/, '');
+  if (/\/openai\/v1$/i.test(base)) return base;
+  return /\/openai$/i.test(base) ? `${base}/v1` : `${base}/openai/v1`;
+}
