@@ -9,6 +9,12 @@ export const concierge = defineAgent({
   tools: ['clock'],
 });
 
-export const greeter = agentFactory('greeter', ({ tenantId }) => ({ instructions: `Greet the members of tenant ${tenantId} warmly.` }), {
-  description: 'Built per tenant at run time',
-});
+/** Built for each caller at run time: the tenant and user shape the definition. */
+export const greeter = agentFactory(
+  'greeter',
+  ({ tenantId, userId }) => ({
+    instructions: `Greet ${userId ?? 'the members'} of tenant ${tenantId} warmly.`,
+    model: { provider: 'demo', model: 'echo' },
+  }),
+  { description: 'Built per tenant at run time' },
+);

@@ -404,6 +404,34 @@ describe('estimate and pre-flight', () => {
   });
 });
 
+describe('factory agents', () => {
+  it('builds the agent for each caller at run time and runs it', async () => {
+    mock.script('factory-built', (request) =>
+      request.messages.some((message) => message.role === 'tool') ? { text: 'built and ran' } : { toolCall: { name: 'clock', args: {} } },
+    );
+    const result = await run('tenant-factory', { message: 'who am I?' }, { 'x-hangar-tenant': 'acme' });
+    expect(result.status, result.text).toBe(200);
+    expect(result.frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed', output: { text: 'built and ran' } } });
+    const calls = mock.requests.filter((request) => request.model === 'factory-built');
+    expect(calls[0].messages[0]).toEqual({ role: 'system', content: 'Serve tenant acme for an unnamed caller.' });
+    expect(calls[0].tools?.map((entry) => entry.function.name)).toEqual(['clock']);
+    const record = await hangar.request('GET', `/api/runs/${result.frames[0].data.runId}`, { headers: { 'x-hangar-tenant': 'acme' } });
+    expect(record.body).toMatchObject({ agentName: 'tenant-factory', agentVersion: null, modelProvider: 'mock', model: 'factory-built' });
+
+    await run('tenant-factory', { message: 'and now?' }, { 'x-hangar-tenant': 'globex' });
+    const globex = mock.requests.filter((request) => request.model === 'factory-built').at(-2)!;
+    expect(globex.messages[0].content).toBe('Serve tenant globex for an unnamed caller.');
+  });
+
+  it('estimates a factory agent from what it builds, and says why a build is not runnable', async () => {
+    const estimate = await hangar.request('POST', '/api/agents/tenant-factory/estimate', { body: { message: 'hello' } });
+    expect(estimate.status, estimate.text).toBe(200);
+    expect(estimate.body.estimatedPromptTokens).toBeGreaterThan(0);
+    const refused = await run('code-factory', { message: 'a' });
+    expect(refused.body.detail).toContain('model');
+  });
+});
+
 describe('tree and cancel', () => {
   it('resolves the tree from the root', async () => {
     const runId = (await run('plain', { message: 'tree' })).frames[0].data.runId;
@@ -691,7 +719,8 @@ describe('refused runs record nothing', () => {
       400,
       'validation_failed',
     ],
-    ['a factory agent', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],
+    ['a factory agent whose build has no model', 'code-factory', { message: 'a' }, {}, 501, 'not_implemented'],
+    ['a factory agent whose factory throws', 'opaque-factory', { message: 'a' }, {}, 501, 'not_implemented'],
   ])('%s', async (_case, name, body, headers, status, errorType) => {
     const before = await runCount();
     const result = await run(name, body, headers);

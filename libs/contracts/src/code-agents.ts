@@ -8,14 +8,32 @@ import {
 
 const BRAND = Symbol.for('hangar.code-agent');
 
-/** What a factory builds at run time. `instructions` is read (best effort) for the detail view. */
-export interface BuiltAgent {
-  instructions?: string;
-  [key: string]: unknown;
-}
+/**
+ * What a factory builds for one caller: an agent definition without its name (the factory's name
+ * is used). `instructions` is also read, best effort, for the detail view; a build without a
+ * `model` can be shown but not run.
+ */
+export type BuiltAgent = Partial<Omit<AgentDefinitionInput, 'name'>> & { [key: string]: unknown };
 
+/** Who the agent is being built for. */
 export interface FactoryContext {
   tenantId: string;
+  /** The authenticated user, when the credential names one. */
+  userId?: string;
+}
+
+/**
+ * The runnable definition a factory built, or why there is none. Unknown extra keys a factory
+ * returns for its own use are ignored.
+ */
+export function definitionFromBuild(name: string, built: BuiltAgent): { definition: AgentDefinition } | { problem: string } {
+  if (!built || typeof built !== 'object') return { problem: 'the factory returned no object' };
+  const known = Object.fromEntries(Object.entries(built).filter(([key]) => key in AgentDefinitionInputSchema.shape));
+  const parsed = AgentDefinitionInputSchema.safeParse({ ...known, name });
+  if (!parsed.success) {
+    return { problem: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(definition)'}: ${issue.message}`).join('; ') };
+  }
+  return { definition: normalizeDefinition(parsed.data) };
 }
 
 export type DeclarativeCodeAgent = { [BRAND]: true; kind: 'declarative'; definition: AgentDefinition };

@@ -96,6 +96,10 @@ export function agentRegistryGrpc(service: AgentRegistryService): pb.AgentRegist
     async listTools() {
       return { tools: service.tools() };
     },
+    async resolveAgent({ name }, { caller }) {
+      const { definition, version } = await service.resolve(caller, name);
+      return { agent: recordToProto({ definition, version: version ?? undefined }) };
+    },
     async estimateRun({ name, messages, parameters }, { caller }) {
       const estimate = await service.estimate(caller, name, messages, new Map(Object.entries(parameters)));
       return {

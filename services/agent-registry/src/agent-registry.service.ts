@@ -2,7 +2,10 @@ import {
   renderInstructions,
   type AgentDefinition,
   type AgentDefinitionRecord,
+  definitionFromBuild,
+  type BuiltAgent,
   type CodeAgent,
+  type FactoryCodeAgent,
   type ValidationReport,
 } from '@hangar/contracts';
 import { conflict, HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
@@ -50,6 +53,8 @@ export interface AgentRegistryDeps {
   reserveRatio: number;
   /** How long a factory may take when its instructions are read for the detail view. */
   factoryReadTimeoutMs?: number;
+  /** How long a factory may take to build the agent a run uses. */
+  factoryBuildTimeoutMs?: number;
 }
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -78,19 +83,40 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
     agents: definition.agents,
   });
 
-  async function readFactoryInstructions(agent: Extract<CodeAgent, { kind: 'factory' }>, caller: Caller) {
+  /** Calls a factory for this caller; undefined when it takes longer than `timeoutMs`. */
+  async function build(agent: FactoryCodeAgent, caller: Caller, timeoutMs: number): Promise<BuiltAgent | undefined> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<undefined>(
-        (resolve) => (timer = setTimeout(() => resolve(undefined), deps.factoryReadTimeoutMs ?? 2000)),
-      );
-      const built = await Promise.race([Promise.resolve(agent.build({ tenantId: caller.tenantId })), timeout]);
-      return typeof built?.instructions === 'string' ? built.instructions : null;
-    } catch {
-      return null; // best effort by SPEC: a failing factory reads as null
+      const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
+      return await Promise.race([Promise.resolve(agent.build({ tenantId: caller.tenantId, userId: caller.userId })), timeout]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async function readFactoryInstructions(agent: FactoryCodeAgent, caller: Caller) {
+    try {
+      const built = await build(agent, caller, deps.factoryReadTimeoutMs ?? 2000);
+      return typeof built?.instructions === 'string' ? built.instructions : null;
+    } catch {
+      return null; // best effort by SPEC: a failing factory reads as null
+    }
+  }
+
+  /** A factory's definition for this caller; 501 naming the reason when it builds nothing runnable. */
+  async function buildDefinition(agent: FactoryCodeAgent, caller: Caller): Promise<AgentDefinition> {
+    const unrunnable = (reason: string) =>
+      new HangarError('notImplemented', `factory agent "${agent.name}" built no runnable definition: ${reason}`);
+    let built: BuiltAgent | undefined;
+    try {
+      built = await build(agent, caller, deps.factoryBuildTimeoutMs ?? 10_000);
+    } catch (error) {
+      throw unrunnable(`the factory threw (${(error as Error)?.message ?? 'unknown error'})`);
+    }
+    if (built === undefined) throw unrunnable('the factory did not finish in time');
+    const result = definitionFromBuild(agent.name, built);
+    if ('problem' in result) throw unrunnable(result.problem);
+    return result.definition;
   }
 
   async function compile(caller: Caller, definition: AgentDefinition): Promise<ValidationReport> {
@@ -121,13 +147,13 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
     if (errors.length) throw validationError(`agent "${definition.name}" failed validation`, errors);
   }
 
-  /** The definition a run would use; a factory agent has none to estimate from. */
-  async function currentDefinition(caller: Caller, name: string): Promise<AgentDefinition> {
+  /** The definition a run uses now, with its version (null for code agents). */
+  async function resolve(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }> {
     const code = codeAgents.get(name);
-    if (code?.kind === 'declarative') return code.definition;
-    if (code?.kind === 'factory')
-      throw new HangarError('notImplemented', `agent "${name}" is built by a factory at run time; it cannot be estimated`);
-    return (await requireStored(caller, name)).definition;
+    if (code?.kind === 'declarative') return { definition: code.definition, version: null };
+    if (code?.kind === 'factory') return { definition: await buildDefinition(code, caller), version: null };
+    const stored = await requireStored(caller, name);
+    return { definition: stored.definition, version: stored.version };
   }
 
   const rejectCodeAgent = (name: string, action: string) => {
@@ -267,11 +293,12 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       messages: Array<{ role: string; content: string }>,
       parameters: ReadonlyMap<string, string>,
     ): Promise<PromptEstimate> {
-      const definition = await currentDefinition(caller, name);
+      const { definition } = await resolve(caller, name);
       const tokens = countPromptTokens(renderInstructions(definition.instructions, parameters), messages);
       return estimatePrompt(tokens, catalog.contextWindow(definition.model.provider, definition.model.model), deps.reserveRatio);
     },
 
+    resolve,
     models: () => catalog.models(),
     tools: () => catalog.tools(),
   };

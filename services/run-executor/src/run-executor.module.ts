@@ -53,11 +53,7 @@ export const runExecutorModule = grpcServiceModule({
       concurrency: createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
       agents: {
         async load(caller, name) {
-          const detail = await registry.getAgent({ name }, { caller });
-          if (!detail.definition) {
-            throw new HangarError('notImplemented', `agent "${name}" is built by a factory; running factory agents is not supported yet`);
-          }
-          const record = recordFromProto(detail.definition);
+          const record = recordFromProto((await registry.resolveAgent({ name }, { caller })).agent);
           return { definition: record.definition, version: record.version ?? null };
         },
         async estimate(caller, name, messages, parameters) {

@@ -126,6 +126,15 @@ export interface GetAgentResponse {
   catalog: AgentCatalogSummary | undefined;
 }
 
+export interface ResolveAgentRequest {
+  name: string;
+}
+
+export interface ResolveAgentResponse {
+  /** `version` is unset for code agents, declared or factory-built. */
+  agent: AgentDefinitionRecord | undefined;
+}
+
 export interface CreateAgentRequest {
   definition: AgentDefinition | undefined;
 }
@@ -1324,6 +1333,118 @@ export const GetAgentResponse: MessageFns<GetAgentResponse> = {
     message.factoryInstructions = object.factoryInstructions ?? undefined;
     message.catalog = (object.catalog !== undefined && object.catalog !== null)
       ? AgentCatalogSummary.fromPartial(object.catalog)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResolveAgentRequest(): ResolveAgentRequest {
+  return { name: "" };
+}
+
+export const ResolveAgentRequest: MessageFns<ResolveAgentRequest> = {
+  encode(message: ResolveAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveAgentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveAgentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResolveAgentRequest>): ResolveAgentRequest {
+    return ResolveAgentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolveAgentRequest>): ResolveAgentRequest {
+    const message = createBaseResolveAgentRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseResolveAgentResponse(): ResolveAgentResponse {
+  return { agent: undefined };
+}
+
+export const ResolveAgentResponse: MessageFns<ResolveAgentResponse> = {
+  encode(message: ResolveAgentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agent !== undefined) {
+      AgentDefinitionRecord.encode(message.agent, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveAgentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveAgentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agent = AgentDefinitionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResolveAgentResponse>): ResolveAgentResponse {
+    return ResolveAgentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResolveAgentResponse>): ResolveAgentResponse {
+    const message = createBaseResolveAgentResponse();
+    message.agent = (object.agent !== undefined && object.agent !== null)
+      ? AgentDefinitionRecord.fromPartial(object.agent)
       : undefined;
     return message;
   },
@@ -3023,6 +3144,15 @@ export const AgentRegistryServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** The definition a run uses now: stored, declared in code, or built by a factory for this caller. */
+    resolveAgent: {
+      name: "ResolveAgent",
+      requestType: ResolveAgentRequest as typeof ResolveAgentRequest,
+      requestStream: false,
+      responseType: ResolveAgentResponse as typeof ResolveAgentResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -3070,6 +3200,11 @@ export interface AgentRegistryServiceImplementation<CallContextExt = {}> {
     request: EstimateRunRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<EstimateRunResponse>>;
+  /** The definition a run uses now: stored, declared in code, or built by a factory for this caller. */
+  resolveAgent(
+    request: ResolveAgentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ResolveAgentResponse>>;
 }
 
 export interface AgentRegistryServiceClient<CallOptionsExt = {}> {
@@ -3116,6 +3251,11 @@ export interface AgentRegistryServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<EstimateRunRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<EstimateRunResponse>;
+  /** The definition a run uses now: stored, declared in code, or built by a factory for this caller. */
+  resolveAgent(
+    request: DeepPartial<ResolveAgentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ResolveAgentResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
