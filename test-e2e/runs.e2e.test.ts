@@ -763,6 +763,34 @@ describe('session ownership in runs', () => {
     expect((await owned.request('GET', '/api/runs?take=200')).body).toHaveLength(runsBefore);
     expect((await owned.request('GET', '/api/sessions/alice-chat')).body.messageCount).toBe(2);
   });
+
+  it('records userId and labels from the credential, never from the request body', async () => {
+    const carol = await issuer.sign({
+      sub: 'carol',
+      roles: ['Operator'],
+      hangar_labels: { team: 'billing', region: 'eu', 'bad key!': 'dropped', nested: { no: 'objects' } },
+    });
+    const spoofed = await owned.request('POST', '/api/agents/code-helper/run', {
+      token: carol,
+      body: { message: 'hi', userId: 'mallory', labels: { team: 'security' } },
+      headers: { 'idempotency-key': 'k-spoof' },
+    });
+    expectProblem(spoofed, 400, 'validation_failed');
+    const result = await owned.request('POST', '/api/agents/code-helper/run', {
+      token: carol,
+      body: { message: 'attribute me' },
+      headers: { 'idempotency-key': 'k-attributed' },
+    });
+    expect(result.status, result.text).toBe(200);
+    const record = (await owned.request('GET', `/api/runs/${result.body.runId}`)).body;
+    expect(record).toMatchObject({ userId: 'carol', labels: { team: 'billing', region: 'eu' } });
+    expect(Object.keys(record.labels).sort()).toEqual(['region', 'team']);
+    const ids = async (query: string) => (await owned.request('GET', `/api/runs?${query}`)).body.map((run: any) => run.id);
+    expect(await ids('label=team:billing')).toEqual([result.body.runId]);
+    expect(await ids('label=region')).toEqual([result.body.runId]);
+    expect(await ids('label=team:security')).toEqual([]);
+    expect(await ids('userId=carol')).toEqual([result.body.runId]);
+  });
 });
 
 describe('agent graph budgets', () => {

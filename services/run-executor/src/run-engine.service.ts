@@ -362,7 +362,7 @@ export function createRunEngine(deps: RunEngineDeps) {
             parentRunId: parent?.id ?? null,
             depth: parent ? parent.depth + 1 : 0,
             userId: caller.userId ?? null,
-            labels: {},
+            labels: caller.labels ?? {},
           }),
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
@@ -718,7 +718,7 @@ export function createRunEngine(deps: RunEngineDeps) {
           parentRunId: null,
           depth: 0,
           userId: caller.userId ?? null,
-          labels: {},
+          labels: caller.labels ?? {},
         },
         { caller, request },
       );

@@ -155,6 +155,8 @@ export const ConfigSchema = z
           UserClaim: str('sub'),
           RoleClaim: str('roles'),
           ScopeClaim: str('scope'),
+          /** A claim holding an object of attribution labels that runs record (e.g. `{"team": "billing"}`). */
+          LabelsClaim: str('hangar_labels'),
         }),
       }),
       Runs: section({

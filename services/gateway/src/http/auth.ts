@@ -6,6 +6,7 @@ import {
   HangarError,
   roleIncludes,
   ROLES,
+  sanitizeLabels,
   unauthorized,
   validationError,
   type Caller,
@@ -43,6 +44,8 @@ export interface Principal {
   method: 'token' | 'apiKey' | 'jwt';
   /** Tenant named by the credential itself (a JWT claim), when tenancy reads one. */
   tenantId?: string;
+  /** Attribution labels the credential carries (a JWT claim). */
+  labels?: Record<string, string>;
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -68,6 +71,7 @@ function principalFromJwt(payload: JWTPayload, config: HangarConfig): Principal 
     scopes: new Set(hasScopeClaim ? named : SCOPES),
     method: 'jwt',
     tenantId: typeof tenantClaim === 'string' ? tenantClaim : undefined,
+    labels: sanitizeLabels(payload[jwt.LabelsClaim]),
   };
 }
 
@@ -142,6 +146,7 @@ export function callerOf(principal: Principal | undefined, tenantId: string): Ca
     actor: principal.actor,
     ...(principal.method === 'jwt' && principal.actor !== 'jwt' ? { userId: principal.actor } : {}),
     ...(principal.role ? { role: principal.role } : {}),
+    ...(principal.labels && Object.keys(principal.labels).length ? { labels: principal.labels } : {}),
   };
 }
 
