@@ -1,6 +1,5 @@
 import autocannon from 'autocannon';
-import { dropSchemas, uniqueSchemaPrefix } from '@hangar/testing';
-import { BENCH_TOKEN, spawnAllInOne } from './all-in-one.process.js';
+import { dropSchemas, spawnAllInOne, TEST_TOKEN, uniqueSchemaPrefix } from '@hangar/testing';
 
 /**
  * Latency of `GET /api/agents/{name}` through the gateway (HTTP → gRPC → registry → PGlite and back),
@@ -17,7 +16,7 @@ const hangar = await spawnAllInOne({
 });
 console.log(`store: ${POSTGRES_URL ? 'PostgreSQL' : 'PGlite (embedded)'}`);
 try {
-  const headers = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+  const headers = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
   const created = await fetch(`${hangar.url}/api/agents`, {
     method: 'POST',
     headers,

@@ -1,5 +1,4 @@
-import { startMockOpenAI } from '@hangar/testing';
-import { BENCH_TOKEN, spawnAllInOne } from './all-in-one.process.js';
+import { spawnAllInOne, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
 
 /**
  * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream, all-in-one on
@@ -15,7 +14,7 @@ mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 }
 const hangar = await spawnAllInOne({
   env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url },
 });
-const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+const auth = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
 /** Reads a streamed response, noting when the first token and the end arrived. */
 async function timed(response: Response, isToken: (chunk: string) => boolean) {

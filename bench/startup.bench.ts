@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnAllInOne } from './all-in-one.process.js';
+import { spawnAllInOne } from '@hangar/testing';
 
 /** Time from process spawn to the first 200 of `GET /api/meta`, on a fresh and on an existing data dir. */
 const RUNS = 3;

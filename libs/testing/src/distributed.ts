@@ -54,7 +54,7 @@ export async function startDistributed(
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
   for (const name of [...SERVICE_NAMES, 'Gateway'] as const) {
-    const child = spawn(`${ROOT}node_modules/.bin/tsx`, [`services/${DIRECTORIES[name]}/src/main.ts`], {
+    const child = spawn(process.execPath, ['--import', 'tsx', `services/${DIRECTORIES[name]}/src/main.ts`], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -5,3 +5,4 @@ export * from './jwt.js';
 export * from './ports.js';
 export * from './distributed.js';
 export * from './mock-openai.js';
+export * from './all-in-one-process.js';

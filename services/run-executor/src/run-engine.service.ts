@@ -55,6 +55,8 @@ interface ExecutionContext {
   signal: AbortSignal;
   /** A queued run whose row exists already (status Queued): the worker executes it. */
   queuedRunId?: string;
+  /** An interactive run whose process died, restarted here (RunContinuation); its row and input exist. */
+  continuedRunId?: string;
   /** Set for a child run: its parent, and the budget of the whole tree. */
   parent?: { run: RunRow; budget: TreeBudget };
 }
@@ -127,6 +129,9 @@ export function createRunEngine(deps: RunEngineDeps) {
   const { config, repository, logger } = deps;
   /** Runs executing in this process, so a cancel can reach them (and a root's children). */
   const active = new Map<string, { rootRunId: string; controller: AbortController }>();
+  const continuationEnabled = config.RunReconciliation.Enabled && config.RunContinuation.Enabled;
+  /** Orphaned runs this process restarted; a graceful stop waits for them. */
+  const continuing = new Set<Promise<void>>();
 
   /** Recording never blocks the agent's answer (SPEC Errors 4): failures are logged and skipped. */
   async function record<T>(what: string, work: () => Promise<T>): Promise<T | undefined> {
@@ -347,33 +352,40 @@ export function createRunEngine(deps: RunEngineDeps) {
     const stopWithCaller = () => controller.abort();
     callSignal.addEventListener('abort', stopWithCaller, { once: true });
 
-    const runId = context.queuedRunId ?? randomUUID();
+    const existingRunId = context.queuedRunId ?? context.continuedRunId;
+    const runId = existingRunId ?? randomUUID();
     const started = await record('run row', () =>
-      context.queuedRunId
-        ? repository.markRunning(runId)
-        : repository.insert(caller.tenantId, {
-            id: runId,
-            agentName: definition.name,
-            agentVersion: version,
-            sessionId: request.sessionId ?? null,
-            kind: parent ? 'Child' : 'Interactive',
-            isStreaming: request.isStreaming,
-            rootRunId: parent?.rootRunId ?? runId,
-            parentRunId: parent?.id ?? null,
-            depth: parent ? parent.depth + 1 : 0,
-            userId: caller.userId ?? null,
-            labels: caller.labels ?? {},
-          }),
+      context.continuedRunId
+        ? repository.get(caller.tenantId, runId)
+        : context.queuedRunId
+          ? repository.markRunning(runId)
+          : repository.insert(caller.tenantId, {
+              id: runId,
+              agentName: definition.name,
+              agentVersion: version,
+              sessionId: request.sessionId ?? null,
+              kind: parent ? 'Child' : 'Interactive',
+              isStreaming: request.isStreaming,
+              rootRunId: parent?.rootRunId ?? runId,
+              parentRunId: parent?.id ?? null,
+              depth: parent ? parent.depth + 1 : 0,
+              userId: caller.userId ?? null,
+              labels: caller.labels ?? {},
+            }),
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     active.set(runId, { rootRunId: run.rootRunId, controller });
+    // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
+    const continuable = continuationEnabled && !parent && !context.queuedRunId;
+    if (continuable && !context.continuedRunId)
+      await record('run continuation', () => repository.saveContinuation(runId, { caller, request }));
     // The root listens for cancels of its tree sent from any instance; its children run here too.
     const cancels = parent ? undefined : await record('cancel subscription', () => listenForCancels(runId));
     const heartbeat = config.RunReconciliation.Enabled
       ? setInterval(() => void record('run heartbeat', () => repository.heartbeatRun(runId)), config.RunReconciliation.HeartbeatInterval)
       : undefined;
     try {
-      if (config.RunRecording.RecordRunInput) {
+      if (config.RunRecording.RecordRunInput && !context.continuedRunId) {
         await record('run input', () =>
           repository.recordInput(runId, {
             agentName: definition.name,
@@ -384,7 +396,7 @@ export function createRunEngine(deps: RunEngineDeps) {
           }),
         );
       }
-      const events = createEventWriter(runId);
+      const events = createEventWriter(runId, existingRunId ? await repository.lastSeq(runId) : 0);
       const emit = events.emit;
       await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
       yield { type: 'started', run };
@@ -597,6 +609,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     } finally {
       clearInterval(heartbeat);
       await cancels?.unsubscribe();
+      if (continuable) await record('run continuation', () => repository.dropContinuation(runId));
       active.delete(runId);
       callSignal.removeEventListener('abort', stopWithCaller);
     }
@@ -740,6 +753,35 @@ export function createRunEngine(deps: RunEngineDeps) {
       }
       return last;
     },
+
+    /**
+     * One reconciliation scan: orphaned interactive runs (their process stopped beating) are
+     * restarted here while `RunContinuation` allows, and closed as Failed / orphaned otherwise.
+     */
+    async reconcileOrphans() {
+      const { OrphanThreshold, MaxRunsPerScan } = config.RunReconciliation;
+      const { failed, continued } = await repository.claimOrphans(
+        OrphanThreshold,
+        MaxRunsPerScan,
+        continuationEnabled ? config.RunContinuation.MaxAttempts : 0,
+      );
+      for (const { runId, payload, attempt } of continued) {
+        const { caller, request } = payload as { caller: Caller; request: StartRunRequest };
+        const restart = (async () => {
+          for await (const _update of execute(caller, request, { signal: new AbortController().signal, continuedRunId: runId })) {
+            // the client that started the run is gone; its outcome is in the record and the events
+          }
+        })()
+          .catch((error) => logger.error({ err: error, runId }, 'continued run failed'))
+          .finally(() => continuing.delete(restart));
+        continuing.add(restart);
+        logger.warn({ runId, attempt }, 'continuing an orphaned run');
+      }
+      if (failed.length) logger.warn({ runs: failed }, 'closed orphaned runs');
+    },
+
+    /** Waits for the orphaned runs this process restarted. */
+    drain: () => Promise.all(continuing),
 
     /** A job whose attempts ran out after its workers died: its run ends as Failed. */
     abandonQueued: (runId: string) =>

@@ -116,19 +116,17 @@ export const runExecutorModule = grpcServiceModule({
         : undefined;
     await worker?.start();
     const reconciliation = config.RunReconciliation;
-    // Orphaned interactive runs (their process died) are closed as Failed by whichever instance scans.
+    // Orphaned interactive runs (their process died) are continued or closed by whichever instance scans.
     const scanner = reconciliation.Enabled
       ? setInterval(() => {
-          repository.failOrphans(reconciliation.OrphanThreshold, reconciliation.MaxRunsPerScan).then(
-            (ids) => ids.length && logger.warn({ runs: ids }, 'closed orphaned runs'),
-            (error) => logger.warn({ err: error }, 'orphan scan failed'),
-          );
+          engine.reconcileOrphans().catch((error) => logger.warn({ err: error }, 'orphan scan failed'));
         }, reconciliation.ScanInterval)
       : undefined;
     return {
       close: async () => {
         clearInterval(scanner);
         await worker?.stop();
+        await engine.drain();
         registryChannel.close();
         sessionChannel.close();
         attachmentChannel.close();

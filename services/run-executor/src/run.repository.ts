@@ -46,6 +46,7 @@ export interface RunDatabase {
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
+  run_continuations: { run_id: string; payload: unknown; attempts: Generated<number>; created_at: Generated<Date> };
   jobs: {
     id: string;
     tenant_id: string;
@@ -465,45 +466,84 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         .execute();
     },
 
+    /** Keeps what restarting a root interactive run needs until it ends (RunContinuation). */
+    async saveContinuation(runId: string, payload: unknown) {
+      await db
+        .insertInto('run_continuations')
+        .values({ run_id: runId, payload: jsonb(payload) })
+        .onConflict((conflict) => conflict.column('run_id').doNothing())
+        .execute();
+    },
+
+    async dropContinuation(runId: string) {
+      await db.deleteFrom('run_continuations').where('run_id', '=', runId).execute();
+    },
+
     /**
-     * Closes interactive runs still `Running` whose executing process stopped beating, with a
-     * `run.failed` event after their last one. Queued runs are the job leases' business.
+     * Interactive runs still `Running` whose executing process stopped beating (queued runs are the
+     * job leases' business). Each is claimed in one transaction: one with a continuation left
+     * (fewer than `maxContinuations` restarts so far) gets a fresh beat, a `run.continued` event and
+     * is returned for this process to restart; the others end `Failed` / `orphaned` with a
+     * `run.failed` event after their last one.
      */
-    async failOrphans(thresholdMs: number, limit: number): Promise<string[]> {
+    async claimOrphans(
+      thresholdMs: number,
+      limit: number,
+      maxContinuations: number,
+    ): Promise<{ failed: string[]; continued: Array<{ runId: string; payload: unknown; attempt: number }> }> {
       return db.transaction().execute(async (trx) => {
         const orphans = await trx
-          .updateTable('runs')
-          .set({
-            status: RUN_STATUSES.indexOf('Failed'),
-            completed_at: sql`now()`,
-            error_type: 'orphaned',
-            error_message: 'the process executing this run stopped',
-          })
-          .where('id', 'in', (eb) =>
-            eb
-              .selectFrom('runs')
-              .select('id')
-              .where('status', '=', RUN_STATUSES.indexOf('Running'))
-              .where('kind', '!=', 'Async')
-              .where(sql<boolean>`coalesce(heartbeat_at, started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
-              .limit(limit)
-              .forUpdate()
-              .skipLocked(),
-          )
-          .returning('id')
+          .selectFrom('runs')
+          .leftJoin('run_continuations', 'run_continuations.run_id', 'runs.id')
+          .select(['runs.id', 'run_continuations.payload', 'run_continuations.attempts'])
+          .where('runs.status', '=', RUN_STATUSES.indexOf('Running'))
+          .where('runs.kind', '!=', 'Async')
+          .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
+          .limit(limit)
+          .forUpdate(['runs'])
+          .skipLocked()
           .execute();
-        for (const { id } of orphans) {
+        const failed: string[] = [];
+        const continued: Array<{ runId: string; payload: unknown; attempt: number }> = [];
+        for (const orphan of orphans) {
+          const seq = (await lastSeq(trx, orphan.id)) + 1;
+          if (orphan.payload !== null && orphan.attempts !== null && orphan.attempts < maxContinuations) {
+            const attempt = orphan.attempts + 1;
+            await trx.updateTable('run_continuations').set({ attempts: attempt }).where('run_id', '=', orphan.id).execute();
+            await trx
+              .updateTable('runs')
+              .set({ heartbeat_at: sql`now()` })
+              .where('id', '=', orphan.id)
+              .execute();
+            await trx
+              .insertInto('run_events')
+              .values({ run_id: orphan.id, seq, type: 'run.continued', data: jsonb({ attempt, reason: 'orphaned' }) })
+              .execute();
+            continued.push({ runId: orphan.id, payload: orphan.payload, attempt });
+            continue;
+          }
+          await trx
+            .updateTable('runs')
+            .set({
+              status: RUN_STATUSES.indexOf('Failed'),
+              completed_at: sql`now()`,
+              error_type: 'orphaned',
+              error_message: 'the process executing this run stopped',
+            })
+            .where('id', '=', orphan.id)
+            .execute();
           await trx
             .insertInto('run_events')
             .values({
-              run_id: id,
-              seq: (await lastSeq(trx, id)) + 1,
+              run_id: orphan.id,
+              seq,
               type: 'run.failed',
               data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }),
             })
             .execute();
+          failed.push(orphan.id);
         }
-        return orphans.map((orphan) => orphan.id);
+        return { failed, continued };
       });
     },
 

@@ -111,4 +111,16 @@ export const runMigrations: Record<string, Migration> = {
       await db.schema.alterTable('runs').addColumn('heartbeat_at', 'timestamptz').execute();
     },
   },
+  '0005_run_continuations': {
+    async up(db: Kysely<any>) {
+      // What restarting an interactive run needs (RunContinuation), kept while it executes.
+      await db.schema
+        .createTable('run_continuations')
+        .addColumn('run_id', 'uuid', (column) => column.primaryKey().references('runs.id').onDelete('cascade'))
+        .addColumn('payload', 'jsonb', (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+    },
+  },
 };

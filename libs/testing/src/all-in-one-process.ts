@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TEST_TOKEN } from './hangar.js';
+import { freePort } from './ports.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface AllInOneProcess {
+  url: string;
+  child: ChildProcess;
+  /** Milliseconds from spawn until `GET /api/meta` first answered 200. */
+  startupMs: number;
+  /** Resolves with the exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: the process dies as in a crash, with nothing cleaned up. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `services/all-in-one/src/main.ts` (what `npm start` runs) in its own process, on a fresh
+ * embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
+ */
+export async function spawnAllInOne(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<AllInOneProcess> {
+  const port = await freePort();
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
+  const started = performance.now();
+  // One process (node --import tsx, no wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/all-in-one/src/main.ts'], {
+    cwd: ROOT,
+    // HANGAR_TEST_CHILD_OUTPUT=1 shows the process's own logs when a test needs debugging.
+    stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',
+    env: {
+      ...process.env,
+      HANGAR__Gateway__Port: String(port),
+      HANGAR__Stores__Embedded__DataDir: dataDir,
+      HANGAR__Hangar__Api__AuthToken: TEST_TOKEN,
+      HANGAR__Logging__Level: 'warn',
+      ...options.env,
+    },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (true) {
+    if (child.exitCode !== null) throw new Error(`all-in-one exited with ${child.exitCode}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('all-in-one did not answer /api/meta within 60 s');
+    }
+    try {
+      if ((await fetch(`${url}/api/meta`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const signal = async (name: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(name);
+    await exited;
+  };
+  return {
+    url,
+    child,
+    startupMs: performance.now() - started,
+    exited,
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  };
+}

@@ -1,0 +1,142 @@
+import { allInOneModules } from '@hangar/all-in-one';
+import {
+  spawnAllInOne,
+  startHangar,
+  startMockOpenAI,
+  TEST_POSTGRES_URL,
+  TEST_TOKEN,
+  type AllInOneProcess,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Run reconciliation with continuation, across real process deaths: Hangar processes on one
+ * PostgreSQL are SIGKILLed while they execute runs, and another process restarts or closes them.
+ */
+
+let mock: MockOpenAI;
+let observer: HangarUnderTest;
+const spawned: AllInOneProcess[] = [];
+
+const RECONCILING = {
+  HANGAR__RunReconciliation__Enabled: 'true',
+  HANGAR__RunReconciliation__HeartbeatInterval: '200ms',
+  HANGAR__RunReconciliation__OrphanThreshold: '1s',
+  HANGAR__RunReconciliation__ScanInterval: '250ms',
+  HANGAR__RunContinuation__Enabled: 'true',
+  HANGAR__RunContinuation__MaxAttempts: '1',
+};
+
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const found = await probe();
+    if (found !== undefined) return found;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A Hangar process on the observer's schemas, talking to the mock upstream. */
+async function spawnOnSharedStore(env: Record<string, string> = {}) {
+  const process = await spawnAllInOne({
+    env: {
+      HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
+      HANGAR__Stores__Postgres__SchemaName: observer.process.config.Stores.Postgres.SchemaName,
+      HANGAR__Providers__mock__Kind: 'OpenAICompatible',
+      HANGAR__Providers__mock__Endpoint: mock.url,
+      ...env,
+    },
+  });
+  spawned.push(process);
+  return process;
+}
+
+/** Starts a streamed run on `target` and returns its id once the run row exists. */
+async function startRun(target: AllInOneProcess, agentName: string) {
+  const response = await fetch(`${target.url}/api/agents/${agentName}/run`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message: `please, ${agentName}` }),
+  });
+  const reader = response.body!.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  // The stream dies with its process; nothing more is read from it.
+  reader.read().catch(() => {});
+  return JSON.parse(/^data: (.*)$/m.exec(first)![1]).runId as string;
+}
+
+const runOf = async (runId: string) => (await observer.request('GET', `/api/runs/${runId}`)).body;
+const eventsOf = async (runId: string) => {
+  const response = await fetch(`${observer.url}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+  return (await response.text())
+    .split('\n\n')
+    .filter((block) => /^event: /m.test(block))
+    .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') }));
+};
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  // The first call hangs (its process is killed meanwhile); the restarted run gets an answer.
+  mock.script('crash-once', [{ delayMs: 30_000, then: { text: 'never seen' } }, { text: 'continued answer' }]);
+  mock.script('always-hangs', [{ delayMs: 30_000, then: { text: 'never seen' } }]);
+  observer = await startHangar({
+    engine: 'postgres',
+    modules: allInOneModules(),
+    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } },
+  });
+  for (const [name, model] of [
+    ['fragile', 'crash-once'],
+    ['doomed', 'always-hangs'],
+  ]) {
+    const created = await observer.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } } });
+    expect(created.status, created.text).toBe(201);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(spawned.map((process) => process.kill()));
+  await observer?.stop();
+  await mock?.close();
+});
+
+describe('RunContinuation', () => {
+  it('restarts runs whose process died, and closes one whose continuations ran out', async () => {
+    const crashing = await spawnOnSharedStore(RECONCILING);
+    const fragile = await startRun(crashing, 'fragile');
+    const doomed = await startRun(crashing, 'doomed');
+    await eventually(async () => (mock.callsTo('crash-once') && mock.callsTo('always-hangs') ? true : undefined), 'both model calls');
+    await crashing.kill();
+    expect((await runOf(fragile)).status).toBe('Running');
+
+    // A reconciling process restarts both (MaxAttempts 1): one completes, the other hangs again.
+    const continuing = await spawnOnSharedStore(RECONCILING);
+    const completed = await eventually(async () => {
+      const run = await runOf(fragile);
+      return run.status === 'Completed' ? run : undefined;
+    }, 'the fragile run to complete');
+    expect(completed).toMatchObject({ kind: 'Interactive', errorType: null, rootRunId: fragile });
+    expect(mock.callsTo('crash-once')).toBe(2);
+    const fragileEvents = (await eventsOf(fragile)).map((event) => event.event);
+    expect(fragileEvents.filter((event) => event === 'run.started')).toHaveLength(2);
+    expect(fragileEvents).toContain('run.continued');
+    expect(fragileEvents.at(-1)).toBe('run.completed');
+    const continued = (await eventsOf(fragile)).find((event) => event.event === 'run.continued');
+    expect(continued?.data.data).toEqual({ attempt: 1, reason: 'orphaned' });
+
+    await eventually(async () => (mock.callsTo('always-hangs') === 2 ? true : undefined), 'the doomed run to be restarted');
+    await continuing.kill();
+
+    // Its one continuation is spent: the next reconciling process closes it as orphaned.
+    await spawnOnSharedStore(RECONCILING);
+    const closed = await eventually(async () => {
+      const run = await runOf(doomed);
+      return run.status === 'Failed' ? run : undefined;
+    }, 'the doomed run to be closed');
+    expect(closed.errorType).toBe('orphaned');
+    const doomedEvents = await eventsOf(doomed);
+    expect(doomedEvents.filter((event) => event.event === 'run.continued')).toHaveLength(1);
+    expect(doomedEvents.at(-1)).toMatchObject({ event: 'run.failed', data: { data: { errorType: 'orphaned' } } });
+    expect(mock.callsTo('always-hangs')).toBe(2);
+  }, 90_000);
+});
