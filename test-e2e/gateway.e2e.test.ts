@@ -196,6 +196,7 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/attachments',
         'GET /hangar/api/attachments/{id}',
         'DELETE /hangar/api/attachments/{id}',
+        'GET /hangar/api/audit',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

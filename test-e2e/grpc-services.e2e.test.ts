@@ -1,5 +1,11 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { AgentRegistryServiceDefinition, definitionToProto, normalizeDefinition, SkillServiceDefinition } from '@hangar/contracts';
+import {
+  AgentRegistryServiceDefinition,
+  definitionToProto,
+  GovernanceServiceDefinition,
+  normalizeDefinition,
+  SkillServiceDefinition,
+} from '@hangar/contracts';
 import { createServiceClient, HangarError, SERVICE_NAMES, type ServiceName } from '@hangar/platform';
 import { startHangar, type HangarUnderTest } from '@hangar/testing';
 import { ClientError, createChannel, createClient, Status, type Channel } from 'nice-grpc';
@@ -51,6 +57,25 @@ describe('gRPC services', () => {
       .catch((failure: unknown) => failure);
     expect(other).toBeInstanceOf(HangarError);
     expect(other).toMatchObject({ kind: 'notFound', errorType: 'not_found' });
+  });
+
+  it('Governance records audit entries for the calling tenant and actor, and refuses malformed ones', async () => {
+    const governance = createServiceClient(GovernanceServiceDefinition, channelTo('Governance'));
+    const alice = { caller: { tenantId: 'acme', actor: 'alice', userId: 'alice' } };
+    const { entry } = await governance.recordAudit(
+      { action: 'agent.updated', resourceType: 'agent', resourceId: 'helper', details: { version: 2 } },
+      alice,
+    );
+    expect(entry).toMatchObject({ tenantId: 'acme', actor: 'alice', userId: 'alice', action: 'agent.updated', details: { version: 2 } });
+    const bad = await governance
+      .recordAudit({ action: 'Not An Action', resourceType: '', resourceId: 'x' }, alice)
+      .catch((failure: unknown) => failure);
+    expect(bad).toMatchObject({
+      kind: 'validation',
+      extensions: { errors: [expect.objectContaining({ path: 'action' }), expect.objectContaining({ path: 'resourceType' })] },
+    });
+    expect((await governance.listAudit({ skip: 0, take: 10 }, alice)).entries.map((found) => found.id)).toEqual([entry!.id]);
+    expect((await governance.listAudit({ skip: 0, take: 10 }, { caller: { tenantId: 'globex', actor: 'x' } })).entries).toEqual([]);
   });
 
   it('applies the definition shape rules to gRPC callers too, with field paths', async () => {

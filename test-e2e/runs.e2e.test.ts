@@ -615,6 +615,28 @@ describe('feedback', () => {
     expect((await hangar.request('DELETE', `/api/runs/${runId}/feedback/${other.body.id}`)).status).toBe(204);
     expectProblem(await hangar.request('DELETE', `/api/runs/${runId}/feedback/${other.body.id}`), 404, 'not_found');
     expect((await hangar.request('GET', `/api/runs/${runId}/feedback`)).body).toHaveLength(2);
+
+    const trail = (await hangar.request('GET', `/api/audit?resourceType=run-score&take=200`)).body.filter(
+      (entry: any) => entry.details.runId === runId,
+    );
+    expect(trail.map((entry: any) => entry.action).reverse()).toEqual([
+      'feedback.created',
+      'feedback.updated',
+      'feedback.created',
+      'feedback.created',
+      'feedback.deleted',
+    ]);
+    expect(trail[0]).toMatchObject({
+      tenantId: 'default',
+      actor: 'auth-token',
+      userId: null,
+      resourceId: other.body.id,
+      details: { runId, name: 'tone', kind: 'Categorical', textValue: 'friendly' },
+      createdAt: expect.any(String),
+    });
+    const deletedOnly = await hangar.request('GET', `/api/audit?action=feedback.deleted&resourceId=${other.body.id}`);
+    expect(deletedOnly.body).toHaveLength(1);
+    expect((await hangar.request('GET', '/api/audit', { headers: { 'x-hangar-tenant': 'elsewhere' } })).body).toEqual([]);
   });
 
   it('refuses bad scores with 400 and another tenant’s run with 404', async () => {
@@ -762,6 +784,16 @@ describe('session ownership in runs', () => {
     expectProblem(await post(TEST_TOKEN, { message: 'nobody owns this', sessionId: 'fresh-chat' }), 403, 'session_owner_required');
     expect((await owned.request('GET', '/api/runs?take=200')).body).toHaveLength(runsBefore);
     expect((await owned.request('GET', '/api/sessions/alice-chat')).body.messageCount).toBe(2);
+  });
+
+  it('reads the audit trail only with the Admin role and the AuditRead scope', async () => {
+    const operator = await issuer.sign({ sub: 'op', roles: ['Operator'] });
+    const narrowAdmin = await issuer.sign({ sub: 'ad', roles: ['Admin'], scope: 'RunsRead' });
+    const admin = await issuer.sign({ sub: 'ad', roles: ['Admin'], scope: 'AuditRead' });
+    expectProblem(await owned.request('GET', '/api/audit', { token: operator }), 403, 'forbidden');
+    expectProblem(await owned.request('GET', '/api/audit', { token: narrowAdmin }), 403, 'forbidden');
+    expect((await owned.request('GET', '/api/audit', { token: admin })).status).toBe(200);
+    expectProblem(await owned.request('GET', '/api/audit?take=lots', { token: admin }), 400, 'validation_failed');
   });
 
   it('records userId and labels from the credential, never from the request body', async () => {

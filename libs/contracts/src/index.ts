@@ -5,6 +5,7 @@ export * as registryPb from './generated/hangar/v1/agent_registry.js';
 export * as skillPb from './generated/hangar/v1/skill.js';
 export * as sessionPb from './generated/hangar/v1/session.js';
 export * as attachmentPb from './generated/hangar/v1/attachment.js';
+export * as governancePb from './generated/hangar/v1/governance.js';
 export { AgentRegistryServiceDefinition } from './generated/hangar/v1/agent_registry.js';
 export { SkillServiceDefinition } from './generated/hangar/v1/skill.js';
 export { RunExecutorServiceDefinition } from './generated/hangar/v1/run_executor.js';

@@ -7,6 +7,7 @@ import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
+import { auditRoutes } from './routes/audit.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { runRoutes } from './routes/runs.routes.js';
 import { sessionRoutes } from './routes/sessions.routes.js';
@@ -16,7 +17,14 @@ const JSON_BODY_LIMIT = '1mb';
 
 /** Every route the gateway serves; the OpenAPI document and `/api/meta` roles are derived from it. */
 export function gatewayRoutes(): RouteSpec<any, any, any>[] {
-  const routes: RouteSpec<any, any, any>[] = [...agentRoutes, ...runRoutes, ...catalogRoutes, ...sessionRoutes, ...attachmentRoutes];
+  const routes: RouteSpec<any, any, any>[] = [
+    ...agentRoutes,
+    ...runRoutes,
+    ...catalogRoutes,
+    ...sessionRoutes,
+    ...attachmentRoutes,
+    ...auditRoutes,
+  ];
   routes.push(...systemRoutes(() => routes));
   return routes;
 }

@@ -1,6 +1,7 @@
 import type {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
+  GovernanceServiceDefinition,
   RunAuthorizationHandler,
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
@@ -18,6 +19,7 @@ export interface GatewayContext {
   sessions: Client<typeof SessionServiceDefinition, CallerOptions>;
   runs: Client<typeof RunExecutorServiceDefinition, CallerOptions>;
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
+  governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
   /** The host's run-authorization handler, when one is registered. */
   authorizeRun?: RunAuthorizationHandler;
   /** Names the active engines for `/api/meta`. */

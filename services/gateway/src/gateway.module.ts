@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
+  GovernanceServiceDefinition,
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
 } from '@hangar/contracts';
@@ -30,6 +31,7 @@ export const gatewayModule: HangarModule = {
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
       runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
+      governance: createServiceClient(GovernanceServiceDefinition, channels.Governance),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
       version: HANGAR_VERSION,

@@ -17,7 +17,15 @@ import type { PubSub } from '@hangar/messaging';
 import { costOf, priceFor } from './pricing.js';
 import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import type { ModelResolver } from './providers/model-providers.js';
-import { TERMINAL_STATUSES, type RunEventRow, type RunFilter, type RunRepository, type RunRow, type Usage } from './run.repository.js';
+import {
+  TERMINAL_STATUSES,
+  type RunEventRow,
+  type RunFilter,
+  type RunRepository,
+  type RunRow,
+  type ScoreRow,
+  type Usage,
+} from './run.repository.js';
 import { BUILT_IN_EXECUTORS } from './tools.js';
 
 /** Model steps per run (each tool round-trip is one). */
@@ -102,7 +110,14 @@ export interface AttachmentReader {
   read(caller: Caller, id: string): Promise<AttachmentContent>;
 }
 
+/** Writes an entry to the governance audit trail for the caller. */
+export type AuditWriter = (
+  caller: Caller,
+  entry: { action: string; resourceType: string; resourceId: string; details: Record<string, unknown> },
+) => Promise<void>;
+
 export interface RunEngineDeps {
+  audit: AuditWriter;
   attachments: AttachmentReader;
   config: HangarConfig;
   logger: Logger;
@@ -689,6 +704,28 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
   }
 
+  /** A feedback change in the audit trail; a failed write is logged with the entry, the change stands. */
+  async function auditScore(caller: Caller, action: string, score: ScoreRow) {
+    const entry = {
+      action,
+      resourceType: 'run-score',
+      resourceId: score.id,
+      details: {
+        runId: score.runId,
+        messageId: score.messageId,
+        name: score.name,
+        kind: score.kind,
+        value: score.value,
+        textValue: score.textValue,
+      },
+    };
+    try {
+      await deps.audit(caller, entry);
+    } catch (error) {
+      logger.error({ err: error, audit: { ...entry, tenantId: caller.tenantId, actor: caller.actor } }, 'audit entry could not be written');
+    }
+  }
+
   function checkScore(request: FeedbackRequest) {
     const kind = request.kind ?? (request.textValue !== undefined ? 'Categorical' : 'Numeric');
     if (!(SCORE_KINDS as readonly string[]).includes(kind)) {
@@ -819,7 +856,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     async saveFeedback(caller: Caller, runId: string, request: FeedbackRequest) {
       await requireRun(caller, runId);
       const kind = checkScore(request);
-      return repository.saveScore({
+      const saved = await repository.saveScore({
         id: randomUUID(),
         runId,
         messageId: request.messageId?.trim() || null,
@@ -831,6 +868,8 @@ export function createRunEngine(deps: RunEngineDeps) {
         author: caller.userId ?? caller.actor,
         comment: request.comment?.trim() || null,
       });
+      await auditScore(caller, saved.created ? 'feedback.created' : 'feedback.updated', saved.score);
+      return saved;
     },
 
     async listFeedback(caller: Caller, runId: string) {
@@ -840,7 +879,9 @@ export function createRunEngine(deps: RunEngineDeps) {
 
     async deleteFeedback(caller: Caller, runId: string, scoreId: string) {
       await requireRun(caller, runId);
-      if (!isUuid(scoreId) || !(await repository.deleteScore(runId, scoreId))) throw notFound(`score ${scoreId} not found`);
+      const deleted = isUuid(scoreId) ? await repository.deleteScore(runId, scoreId) : undefined;
+      if (!deleted) throw notFound(`score ${scoreId} not found`);
+      await auditScore(caller, 'feedback.deleted', deleted);
     },
     async input(caller: Caller, runId: string) {
       await requireRun(caller, runId);

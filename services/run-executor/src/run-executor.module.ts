@@ -1,6 +1,7 @@
 import {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
+  GovernanceServiceDefinition,
   recordFromProto,
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
@@ -18,7 +19,7 @@ const TOOL_CATALOG_TTL_MS = 60_000;
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
-  dependsOn: ['AgentRegistry', 'Session', 'Attachment'],
+  dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance'],
   async setup({ config, logger, engines, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
     const repository = createRunRepository(database.db, database.schema);
@@ -37,12 +38,15 @@ export const runExecutorModule = grpcServiceModule({
     const sessions = createServiceClient(SessionServiceDefinition, sessionChannel);
     const attachmentChannel = createChannel(addressOf('Attachment'));
     const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
+    const governanceChannel = createChannel(addressOf('Governance'));
+    const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
     let catalog: { at: number; tools: Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>> } | undefined;
 
     const engine = createRunEngine({
       config,
       logger,
       repository,
+      audit: async (caller, entry) => void (await governance.recordAudit(entry, { caller })),
       pubsub: engines.pubsub,
       models: createModelResolver(config),
       breaker: createCircuitBreaker({
@@ -130,6 +134,7 @@ export const runExecutorModule = grpcServiceModule({
         registryChannel.close();
         sessionChannel.close();
         attachmentChannel.close();
+        governanceChannel.close();
       },
     };
   },

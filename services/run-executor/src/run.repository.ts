@@ -695,9 +695,10 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       return rows.map(toScore);
     },
 
-    async deleteScore(runId: string, scoreId: string): Promise<boolean> {
-      const result = await db.deleteFrom('run_scores').where('run_id', '=', runId).where('id', '=', scoreId).executeTakeFirst();
-      return result.numDeletedRows > 0n;
+    /** The deleted score, or undefined when there was none. */
+    async deleteScore(runId: string, scoreId: string): Promise<ScoreRow | undefined> {
+      const row = await db.deleteFrom('run_scores').where('run_id', '=', runId).where('id', '=', scoreId).returningAll().executeTakeFirst();
+      return row && toScore(row);
     },
 
     async appendEvent(runId: string, seq: number, type: string, data: Record<string, unknown>): Promise<RunEventRow> {

@@ -5,24 +5,590 @@
 // source: hangar/v1/governance.proto
 
 /* eslint-disable */
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Struct } from "../../google/protobuf/struct";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/governance.proto";
 
+export interface AuditEntry {
+  id: string;
+  tenantId: string;
+  actor: string;
+  userId?:
+    | string
+    | undefined;
+  /** What happened, `<resource>.<verb>`, e.g. `feedback.deleted`. */
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  details: { [key: string]: any } | undefined;
+  createdAt: string | undefined;
+}
+
+export interface RecordAuditRequest {
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  details: { [key: string]: any } | undefined;
+}
+
+export interface RecordAuditResponse {
+  entry: AuditEntry | undefined;
+}
+
+export interface ListAuditRequest {
+  action?: string | undefined;
+  resourceType?: string | undefined;
+  resourceId?: string | undefined;
+  skip: number;
+  take: number;
+}
+
+export interface ListAuditResponse {
+  entries: AuditEntry[];
+}
+
+function createBaseAuditEntry(): AuditEntry {
+  return {
+    id: "",
+    tenantId: "",
+    actor: "",
+    userId: undefined,
+    action: "",
+    resourceType: "",
+    resourceId: "",
+    details: undefined,
+    createdAt: undefined,
+  };
+}
+
+export const AuditEntry: MessageFns<AuditEntry> = {
+  encode(message: AuditEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.tenantId !== "") {
+      writer.uint32(18).string(message.tenantId);
+    }
+    if (message.actor !== "") {
+      writer.uint32(26).string(message.actor);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(34).string(message.userId);
+    }
+    if (message.action !== "") {
+      writer.uint32(42).string(message.action);
+    }
+    if (message.resourceType !== "") {
+      writer.uint32(50).string(message.resourceType);
+    }
+    if (message.resourceId !== "") {
+      writer.uint32(58).string(message.resourceId);
+    }
+    if (message.details !== undefined) {
+      Struct.encode(Struct.wrap(message.details), writer.uint32(66).fork()).join();
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.resourceType = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.resourceId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.details = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AuditEntry>): AuditEntry {
+    return AuditEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuditEntry>): AuditEntry {
+    const message = createBaseAuditEntry();
+    message.id = object.id ?? "";
+    message.tenantId = object.tenantId ?? "";
+    message.actor = object.actor ?? "";
+    message.userId = object.userId ?? undefined;
+    message.action = object.action ?? "";
+    message.resourceType = object.resourceType ?? "";
+    message.resourceId = object.resourceId ?? "";
+    message.details = object.details ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecordAuditRequest(): RecordAuditRequest {
+  return { action: "", resourceType: "", resourceId: "", details: undefined };
+}
+
+export const RecordAuditRequest: MessageFns<RecordAuditRequest> = {
+  encode(message: RecordAuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.action !== "") {
+      writer.uint32(10).string(message.action);
+    }
+    if (message.resourceType !== "") {
+      writer.uint32(18).string(message.resourceType);
+    }
+    if (message.resourceId !== "") {
+      writer.uint32(26).string(message.resourceId);
+    }
+    if (message.details !== undefined) {
+      Struct.encode(Struct.wrap(message.details), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordAuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.resourceType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resourceId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.details = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RecordAuditRequest>): RecordAuditRequest {
+    return RecordAuditRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordAuditRequest>): RecordAuditRequest {
+    const message = createBaseRecordAuditRequest();
+    message.action = object.action ?? "";
+    message.resourceType = object.resourceType ?? "";
+    message.resourceId = object.resourceId ?? "";
+    message.details = object.details ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecordAuditResponse(): RecordAuditResponse {
+  return { entry: undefined };
+}
+
+export const RecordAuditResponse: MessageFns<RecordAuditResponse> = {
+  encode(message: RecordAuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entry !== undefined) {
+      AuditEntry.encode(message.entry, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordAuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entry = AuditEntry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RecordAuditResponse>): RecordAuditResponse {
+    return RecordAuditResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordAuditResponse>): RecordAuditResponse {
+    const message = createBaseRecordAuditResponse();
+    message.entry = (object.entry !== undefined && object.entry !== null)
+      ? AuditEntry.fromPartial(object.entry)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListAuditRequest(): ListAuditRequest {
+  return { action: undefined, resourceType: undefined, resourceId: undefined, skip: 0, take: 0 };
+}
+
+export const ListAuditRequest: MessageFns<ListAuditRequest> = {
+  encode(message: ListAuditRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.action !== undefined) {
+      writer.uint32(10).string(message.action);
+    }
+    if (message.resourceType !== undefined) {
+      writer.uint32(18).string(message.resourceType);
+    }
+    if (message.resourceId !== undefined) {
+      writer.uint32(26).string(message.resourceId);
+    }
+    if (message.skip !== 0) {
+      writer.uint32(32).int32(message.skip);
+    }
+    if (message.take !== 0) {
+      writer.uint32(40).int32(message.take);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.resourceType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resourceId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.skip = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.take = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListAuditRequest>): ListAuditRequest {
+    return ListAuditRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAuditRequest>): ListAuditRequest {
+    const message = createBaseListAuditRequest();
+    message.action = object.action ?? undefined;
+    message.resourceType = object.resourceType ?? undefined;
+    message.resourceId = object.resourceId ?? undefined;
+    message.skip = object.skip ?? 0;
+    message.take = object.take ?? 0;
+    return message;
+  },
+};
+
+function createBaseListAuditResponse(): ListAuditResponse {
+  return { entries: [] };
+}
+
+export const ListAuditResponse: MessageFns<ListAuditResponse> = {
+  encode(message: ListAuditResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.entries) {
+      AuditEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entries.push(AuditEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListAuditResponse>): ListAuditResponse {
+    return ListAuditResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAuditResponse>): ListAuditResponse {
+    const message = createBaseListAuditResponse();
+    message.entries = object.entries?.map((e) => AuditEntry.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
- * Tenants, API keys, quotas, webhooks, audit and retention. RPCs arrive with the governance issues.
- * Until then the process serves only the standard grpc.health.v1 service.
+ * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail.
+ * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry; the actor and
+ * user of an audit entry are the caller's.
  */
 export type GovernanceServiceDefinition = typeof GovernanceServiceDefinition;
 export const GovernanceServiceDefinition = {
   name: "GovernanceService",
   fullName: "hangar.v1.GovernanceService",
-  methods: {},
+  methods: {
+    recordAudit: {
+      name: "RecordAudit",
+      requestType: RecordAuditRequest as typeof RecordAuditRequest,
+      requestStream: false,
+      responseType: RecordAuditResponse as typeof RecordAuditResponse,
+      responseStream: false,
+      options: {},
+    },
+    listAudit: {
+      name: "ListAudit",
+      requestType: ListAuditRequest as typeof ListAuditRequest,
+      requestStream: false,
+      responseType: ListAuditResponse as typeof ListAuditResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
 } as const;
 
 export interface GovernanceServiceImplementation<CallContextExt = {}> {
+  recordAudit(
+    request: RecordAuditRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<RecordAuditResponse>>;
+  listAudit(request: ListAuditRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListAuditResponse>>;
 }
 
 export interface GovernanceServiceClient<CallOptionsExt = {}> {
+  recordAudit(
+    request: DeepPartial<RecordAuditRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<RecordAuditResponse>;
+  listAudit(request: DeepPartial<ListAuditRequest>, options?: CallOptions & CallOptionsExt): Promise<ListAuditResponse>;
+}
+
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
+
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+export interface MessageFns<T> {
+  encode(message: T, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): T;
+  create(base?: DeepPartial<T>): T;
+  fromPartial(object: DeepPartial<T>): T;
 }
