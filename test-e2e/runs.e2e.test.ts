@@ -281,6 +281,62 @@ describe('run as one JSON response', () => {
   });
 });
 
+describe('Idempotency-Key', () => {
+  const post = (agentName: string, body: unknown, key: string, headers: Record<string, string> = {}) =>
+    hangar.request('POST', `/api/agents/${agentName}/run`, { body, headers: { 'idempotency-key': key, ...headers } });
+
+  it('replays the first response for the same request, without running again', async () => {
+    const first = await post('plain', { message: 'exactly once' }, 'idem-once');
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const [runsBefore, callsBefore] = [await runCount(), mock.callsTo('plain')];
+    const again = await post('plain', { message: 'exactly once' }, 'idem-once');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect([await runCount(), mock.callsTo('plain')]).toEqual([runsBefore, callsBefore]);
+  });
+
+  it('refuses the key with another request (422), and while the first is running (409)', async () => {
+    await post('plain', { message: 'one thing' }, 'idem-reuse');
+    expectProblem(await post('plain', { message: 'another thing' }, 'idem-reuse'), 422, 'idempotency_key_reuse');
+    expectProblem(await post('live', { message: 'one thing' }, 'idem-reuse'), 422, 'idempotency_key_reuse');
+
+    const slow = post('live', { message: 'slowly' }, 'idem-slow');
+    await eventually(async () => (mock.callsTo('live') && (await runningRun(hangar, 'live')) ? true : undefined), 'the slow run');
+    expectProblem(await post('live', { message: 'slowly' }, 'idem-slow'), 409, 'idempotency_in_progress');
+    const finished = await slow;
+    expect(finished.status).toBe(200);
+    const replayed = await post('live', { message: 'slowly' }, 'idem-slow');
+    expect([replayed.headers.get('idempotent-replayed'), replayed.body.runId]).toEqual(['true', finished.body.runId]);
+  });
+
+  it('releases the key when the request fails, scopes keys to the tenant, and checks the key', async () => {
+    expectProblem(await post('nobody-here', { message: 'x' }, 'idem-fail'), 404, 'not_found');
+    expect((await agent('nobody-here', { provider: 'mock', model: 'plain' })).status).toBe(201);
+    const retried = await post('nobody-here', { message: 'x' }, 'idem-fail');
+    expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([200, null]);
+
+    const mine = await post('plain', { message: 'tenant scoped' }, 'idem-tenant');
+    const theirs = await post('plain', { message: 'tenant scoped' }, 'idem-tenant', { 'x-hangar-tenant': 'elsewhere' });
+    expect(theirs.status).toBe(404); // the agent is this tenant's: the other tenant's request really executed
+    expect(mine.status).toBe(200);
+
+    expectProblem(await post('plain', { message: 'x' }, 'k'.repeat(256)), 400, 'validation_failed');
+    expectProblem(await post('plain', { message: 'x' }, 'has space'), 400, 'validation_failed');
+  });
+
+  it('applies to other JSON POSTs too: an agent created once', async () => {
+    const body = { name: 'idempotent-agent', model: { provider: 'demo', model: 'echo' } };
+    const headers = { 'idempotency-key': 'idem-agent' };
+    const created = await hangar.request('POST', '/api/agents', { body, headers });
+    const replayed = await hangar.request('POST', '/api/agents', { body, headers });
+    expect([created.status, replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+    expect(replayed.body).toEqual(created.body);
+    expectProblem(await hangar.request('POST', '/api/agents', { body }), 409, 'conflict');
+  });
+});
+
 describe('run events', () => {
   it('replays the history with per-run sequence ids and resumes after Last-Event-ID', async () => {
     const runId = (await run('plain', { message: 'one two three' })).frames[0].data.runId;

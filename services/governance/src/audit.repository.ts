@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { jsonb, type Generated, type Kysely } from '@hangar/storage';
+import type { GovernanceDatabase } from './governance.database.js';
 
-export interface GovernanceDatabase {
+export interface AuditDatabase {
   audit_entries: {
     id: string;
     tenant_id: string;
@@ -35,7 +36,7 @@ export interface AuditFilter {
   take: number;
 }
 
-type Row = GovernanceDatabase['audit_entries'] & { details: Record<string, unknown>; created_at: Date };
+type Row = AuditDatabase['audit_entries'] & { details: Record<string, unknown>; created_at: Date };
 
 const toEntry = (row: Row): AuditEntry => ({
   id: row.id,

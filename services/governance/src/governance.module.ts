@@ -1,16 +1,29 @@
 import { GovernanceServiceDefinition } from '@hangar/contracts';
 import { grpcServiceModule } from '@hangar/platform';
-import { createAuditRepository, type GovernanceDatabase } from './audit.repository.js';
+import { createAuditRepository } from './audit.repository.js';
+import type { GovernanceDatabase } from './governance.database.js';
+import { createIdempotencyRepository } from './idempotency.repository.js';
 import { governanceGrpc } from './governance.grpc.js';
 import { createGovernanceService } from './governance.service.js';
 import { governanceMigrations } from './migrations/index.js';
 
-/** The Governance process: so far the audit trail other services write to and the gateway reads. */
+const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
+
+/** The Governance process: so far the audit trail and the idempotency keys the gateway keeps. */
 export const governanceModule = grpcServiceModule({
   name: 'Governance',
-  async setup({ engines }, grpc) {
+  async setup({ engines, logger }, grpc) {
     const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
-    const service = createGovernanceService({ audit: createAuditRepository(database.db) });
+    const service = createGovernanceService({
+      audit: createAuditRepository(database.db),
+      idempotency: createIdempotencyRepository(database.db),
+    });
     grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service));
+    // Expired idempotency keys are also forgotten one by one when reused; the sweep keeps the table small.
+    const sweep = setInterval(() => {
+      service.purgeExpiredIdempotencyKeys().catch((error) => logger.warn({ err: error }, 'idempotency key sweep failed'));
+    }, IDEMPOTENCY_SWEEP_MS);
+    sweep.unref();
+    return { close: async () => clearInterval(sweep) };
   },
 });

@@ -1,3 +1,5 @@
 export { governanceModule } from './governance.module.js';
-export { createAuditRepository, type GovernanceDatabase } from './audit.repository.js';
+export { createAuditRepository } from './audit.repository.js';
+export type { GovernanceDatabase } from './governance.database.js';
 export { governanceMigrations } from './migrations/index.js';
+export { createIdempotencyRepository } from './idempotency.repository.js';

@@ -142,6 +142,8 @@ export const ConfigSchema = z
         EnableDiagnosticsEndpoint: bool().default(false),
         MapOpenAIConversations: bool().default(true),
         RunEventPollInterval: duration().default(250),
+        /** How long a request under an Idempotency-Key holds it before a retry may take it over. */
+        IdempotencyInProgressTimeout: duration().default(600_000),
         AllowedOrigins: list(z.string()).default([]),
         /** Module whose `authorizeRun` export may deny a caller (SPEC Authentication 7). */
         RunAuthorizationModule: nullable(z.string()),

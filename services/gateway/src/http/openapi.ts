@@ -32,6 +32,15 @@ function createSchemaConverter(components: Record<string, JsonSchema>) {
   };
 }
 
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 /** Path or query parameters from a zod object schema. */
 function parametersOf(toSchema: ReturnType<typeof createSchemaConverter>, schema: z.ZodType | undefined, location: 'path' | 'query') {
   if (!schema) return [];
@@ -80,7 +89,11 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      parameters: [...parametersOf(toSchema, route.params, 'path'), ...parametersOf(toSchema, route.query, 'query')],
+      parameters: [
+        ...parametersOf(toSchema, route.params, 'path'),
+        ...parametersOf(toSchema, route.query, 'query'),
+        ...(route.method === 'post' && (route.body || route.rawBody) ? [IDEMPOTENCY_KEY] : []),
+      ],
       responses,
       ...(route.auth === 'none' ? { security: [] } : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
     };

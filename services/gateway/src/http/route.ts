@@ -5,6 +5,7 @@ import type { RunOperation } from '@hangar/contracts';
 import { forbidden, HangarError, notFound, validationError, type Caller, type Role } from '@hangar/platform';
 import { authorize, callerOf, resolveTenant, type Principal, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
+import { withIdempotency } from './idempotency.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -110,8 +111,13 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
         throw denial === 'forbid' ? forbidden(`the run-authorization handler denied ${operation}`) : notFound(`${kind} ${id} not found`);
       }
     }
-    const result = await route.handler({ params, query, body, caller, principal, request, response }, context);
-    if (result.sent) return;
+    const execute = () => route.handler({ params, query, body, caller, principal, request, response }, context);
+    const idempotencyKey = request.get('idempotency-key');
+    const result =
+      idempotencyKey !== undefined && route.method === 'post' && (route.body || route.rawBody) && context.config.Idempotency.Enabled
+        ? await withIdempotency(idempotencyKey, `${route.method.toUpperCase()} ${route.path}`, request, response, caller, context, execute)
+        : await execute();
+    if (!result || result.sent) return;
     response.status(result.status).set(result.headers ?? {});
     if (result.body === undefined) response.end();
     else response.json(result.body);

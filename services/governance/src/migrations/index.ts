@@ -18,4 +18,23 @@ export const governanceMigrations: Record<string, Migration> = {
       await db.schema.createIndex('audit_entries_tenant_created').on('audit_entries').columns(['tenant_id', 'created_at']).execute();
     },
   },
+  '0002_idempotency_keys': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('scope', 'text', (column) => column.notNull())
+        .addColumn('key', 'text', (column) => column.notNull())
+        .addColumn('fingerprint', 'text', (column) => column.notNull())
+        // in_progress (held until locked_until) → completed (response stored until expires_at)
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('locked_until', 'timestamptz', (column) => column.notNull())
+        .addColumn('response', 'jsonb')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('expires_at', 'timestamptz', (column) => column.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['tenant_id', 'scope', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
+    },
+  },
 };

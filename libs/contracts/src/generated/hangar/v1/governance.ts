@@ -14,6 +14,19 @@ export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/governance.proto";
 
+export enum IdempotencyOutcome {
+  IDEMPOTENCY_OUTCOME_UNSPECIFIED = 0,
+  /** IDEMPOTENCY_OUTCOME_STARTED - The key is new (or its earlier holder gave up): execute the request, then complete or release. */
+  IDEMPOTENCY_OUTCOME_STARTED = 1,
+  /** IDEMPOTENCY_OUTCOME_REPLAY - A response is stored for this key and the same request: send it again. */
+  IDEMPOTENCY_OUTCOME_REPLAY = 2,
+  /** IDEMPOTENCY_OUTCOME_IN_PROGRESS - The first request with this key is still executing. */
+  IDEMPOTENCY_OUTCOME_IN_PROGRESS = 3,
+  /** IDEMPOTENCY_OUTCOME_MISMATCH - The key was used with a different request. */
+  IDEMPOTENCY_OUTCOME_MISMATCH = 4,
+  UNRECOGNIZED = -1,
+}
+
 export interface AuditEntry {
   id: string;
   tenantId: string;
@@ -50,6 +63,49 @@ export interface ListAuditRequest {
 
 export interface ListAuditResponse {
   entries: AuditEntry[];
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: { [key: string]: string };
+  body: string;
+}
+
+export interface StoredResponse_HeadersEntry {
+  key: string;
+  value: string;
+}
+
+export interface BeginIdempotentRequestRequest {
+  scope: string;
+  key: string;
+  /** A digest of the request (path, query and body): the same key with another request is a mismatch. */
+  fingerprint: string;
+  /** How long a started request holds the key before another may take it over. */
+  inProgressTimeoutMs: number;
+}
+
+export interface BeginIdempotentRequestResponse {
+  outcome: IdempotencyOutcome;
+  /** Set for IDEMPOTENCY_OUTCOME_REPLAY. */
+  response: StoredResponse | undefined;
+}
+
+export interface CompleteIdempotentRequestRequest {
+  scope: string;
+  key: string;
+  response: StoredResponse | undefined;
+}
+
+export interface CompleteIdempotentRequestResponse {
+}
+
+export interface ReleaseIdempotentRequestRequest {
+  scope: string;
+  key: string;
+}
+
+export interface ReleaseIdempotentRequestResponse {
 }
 
 function createBaseAuditEntry(): AuditEntry {
@@ -519,8 +575,559 @@ export const ListAuditResponse: MessageFns<ListAuditResponse> = {
   },
 };
 
+function createBaseStoredResponse(): StoredResponse {
+  return { status: 0, headers: {}, body: "" };
+}
+
+export const StoredResponse: MessageFns<StoredResponse> = {
+  encode(message: StoredResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== 0) {
+      writer.uint32(8).int32(message.status);
+    }
+    globalThis.Object.entries(message.headers).forEach(([key, value]: [string, string]) => {
+      StoredResponse_HeadersEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    if (message.body !== "") {
+      writer.uint32(26).string(message.body);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StoredResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStoredResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = StoredResponse_HeadersEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.headers[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.body = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StoredResponse>): StoredResponse {
+    return StoredResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StoredResponse>): StoredResponse {
+    const message = createBaseStoredResponse();
+    message.status = object.status ?? 0;
+    message.headers = (globalThis.Object.entries(object.headers ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.body = object.body ?? "";
+    return message;
+  },
+};
+
+function createBaseStoredResponse_HeadersEntry(): StoredResponse_HeadersEntry {
+  return { key: "", value: "" };
+}
+
+export const StoredResponse_HeadersEntry: MessageFns<StoredResponse_HeadersEntry> = {
+  encode(message: StoredResponse_HeadersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StoredResponse_HeadersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStoredResponse_HeadersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StoredResponse_HeadersEntry>): StoredResponse_HeadersEntry {
+    return StoredResponse_HeadersEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StoredResponse_HeadersEntry>): StoredResponse_HeadersEntry {
+    const message = createBaseStoredResponse_HeadersEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseBeginIdempotentRequestRequest(): BeginIdempotentRequestRequest {
+  return { scope: "", key: "", fingerprint: "", inProgressTimeoutMs: 0 };
+}
+
+export const BeginIdempotentRequestRequest: MessageFns<BeginIdempotentRequestRequest> = {
+  encode(message: BeginIdempotentRequestRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(26).string(message.fingerprint);
+    }
+    if (message.inProgressTimeoutMs !== 0) {
+      writer.uint32(32).int64(message.inProgressTimeoutMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginIdempotentRequestRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginIdempotentRequestRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.inProgressTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BeginIdempotentRequestRequest>): BeginIdempotentRequestRequest {
+    return BeginIdempotentRequestRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginIdempotentRequestRequest>): BeginIdempotentRequestRequest {
+    const message = createBaseBeginIdempotentRequestRequest();
+    message.scope = object.scope ?? "";
+    message.key = object.key ?? "";
+    message.fingerprint = object.fingerprint ?? "";
+    message.inProgressTimeoutMs = object.inProgressTimeoutMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseBeginIdempotentRequestResponse(): BeginIdempotentRequestResponse {
+  return { outcome: 0, response: undefined };
+}
+
+export const BeginIdempotentRequestResponse: MessageFns<BeginIdempotentRequestResponse> = {
+  encode(message: BeginIdempotentRequestResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.outcome !== 0) {
+      writer.uint32(8).int32(message.outcome);
+    }
+    if (message.response !== undefined) {
+      StoredResponse.encode(message.response, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginIdempotentRequestResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginIdempotentRequestResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.response = StoredResponse.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BeginIdempotentRequestResponse>): BeginIdempotentRequestResponse {
+    return BeginIdempotentRequestResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginIdempotentRequestResponse>): BeginIdempotentRequestResponse {
+    const message = createBaseBeginIdempotentRequestResponse();
+    message.outcome = object.outcome ?? 0;
+    message.response = (object.response !== undefined && object.response !== null)
+      ? StoredResponse.fromPartial(object.response)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCompleteIdempotentRequestRequest(): CompleteIdempotentRequestRequest {
+  return { scope: "", key: "", response: undefined };
+}
+
+export const CompleteIdempotentRequestRequest: MessageFns<CompleteIdempotentRequestRequest> = {
+  encode(message: CompleteIdempotentRequestRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.response !== undefined) {
+      StoredResponse.encode(message.response, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteIdempotentRequestRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteIdempotentRequestRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.response = StoredResponse.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CompleteIdempotentRequestRequest>): CompleteIdempotentRequestRequest {
+    return CompleteIdempotentRequestRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteIdempotentRequestRequest>): CompleteIdempotentRequestRequest {
+    const message = createBaseCompleteIdempotentRequestRequest();
+    message.scope = object.scope ?? "";
+    message.key = object.key ?? "";
+    message.response = (object.response !== undefined && object.response !== null)
+      ? StoredResponse.fromPartial(object.response)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCompleteIdempotentRequestResponse(): CompleteIdempotentRequestResponse {
+  return {};
+}
+
+export const CompleteIdempotentRequestResponse: MessageFns<CompleteIdempotentRequestResponse> = {
+  encode(_: CompleteIdempotentRequestResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteIdempotentRequestResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteIdempotentRequestResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CompleteIdempotentRequestResponse>): CompleteIdempotentRequestResponse {
+    return CompleteIdempotentRequestResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<CompleteIdempotentRequestResponse>): CompleteIdempotentRequestResponse {
+    const message = createBaseCompleteIdempotentRequestResponse();
+    return message;
+  },
+};
+
+function createBaseReleaseIdempotentRequestRequest(): ReleaseIdempotentRequestRequest {
+  return { scope: "", key: "" };
+}
+
+export const ReleaseIdempotentRequestRequest: MessageFns<ReleaseIdempotentRequestRequest> = {
+  encode(message: ReleaseIdempotentRequestRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseIdempotentRequestRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReleaseIdempotentRequestRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReleaseIdempotentRequestRequest>): ReleaseIdempotentRequestRequest {
+    return ReleaseIdempotentRequestRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReleaseIdempotentRequestRequest>): ReleaseIdempotentRequestRequest {
+    const message = createBaseReleaseIdempotentRequestRequest();
+    message.scope = object.scope ?? "";
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseReleaseIdempotentRequestResponse(): ReleaseIdempotentRequestResponse {
+  return {};
+}
+
+export const ReleaseIdempotentRequestResponse: MessageFns<ReleaseIdempotentRequestResponse> = {
+  encode(_: ReleaseIdempotentRequestResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseIdempotentRequestResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReleaseIdempotentRequestResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReleaseIdempotentRequestResponse>): ReleaseIdempotentRequestResponse {
+    return ReleaseIdempotentRequestResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ReleaseIdempotentRequestResponse>): ReleaseIdempotentRequestResponse {
+    const message = createBaseReleaseIdempotentRequestResponse();
+    return message;
+  },
+};
+
 /**
- * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail.
+ * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail and idempotency keys.
  * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry; the actor and
  * user of an audit entry are the caller's.
  */
@@ -545,6 +1152,34 @@ export const GovernanceServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Idempotency keys (Stripe semantics), scoped to the tenant and a route: the gateway begins a
+     * request under a key, then completes it with the response or releases the key.
+     */
+    beginIdempotentRequest: {
+      name: "BeginIdempotentRequest",
+      requestType: BeginIdempotentRequestRequest as typeof BeginIdempotentRequestRequest,
+      requestStream: false,
+      responseType: BeginIdempotentRequestResponse as typeof BeginIdempotentRequestResponse,
+      responseStream: false,
+      options: {},
+    },
+    completeIdempotentRequest: {
+      name: "CompleteIdempotentRequest",
+      requestType: CompleteIdempotentRequestRequest as typeof CompleteIdempotentRequestRequest,
+      requestStream: false,
+      responseType: CompleteIdempotentRequestResponse as typeof CompleteIdempotentRequestResponse,
+      responseStream: false,
+      options: {},
+    },
+    releaseIdempotentRequest: {
+      name: "ReleaseIdempotentRequest",
+      requestType: ReleaseIdempotentRequestRequest as typeof ReleaseIdempotentRequestRequest,
+      requestStream: false,
+      responseType: ReleaseIdempotentRequestResponse as typeof ReleaseIdempotentRequestResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -554,6 +1189,22 @@ export interface GovernanceServiceImplementation<CallContextExt = {}> {
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<RecordAuditResponse>>;
   listAudit(request: ListAuditRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListAuditResponse>>;
+  /**
+   * Idempotency keys (Stripe semantics), scoped to the tenant and a route: the gateway begins a
+   * request under a key, then completes it with the response or releases the key.
+   */
+  beginIdempotentRequest(
+    request: BeginIdempotentRequestRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<BeginIdempotentRequestResponse>>;
+  completeIdempotentRequest(
+    request: CompleteIdempotentRequestRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CompleteIdempotentRequestResponse>>;
+  releaseIdempotentRequest(
+    request: ReleaseIdempotentRequestRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ReleaseIdempotentRequestResponse>>;
 }
 
 export interface GovernanceServiceClient<CallOptionsExt = {}> {
@@ -562,6 +1213,22 @@ export interface GovernanceServiceClient<CallOptionsExt = {}> {
     options?: CallOptions & CallOptionsExt,
   ): Promise<RecordAuditResponse>;
   listAudit(request: DeepPartial<ListAuditRequest>, options?: CallOptions & CallOptionsExt): Promise<ListAuditResponse>;
+  /**
+   * Idempotency keys (Stripe semantics), scoped to the tenant and a route: the gateway begins a
+   * request under a key, then completes it with the response or releases the key.
+   */
+  beginIdempotentRequest(
+    request: DeepPartial<BeginIdempotentRequestRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<BeginIdempotentRequestResponse>;
+  completeIdempotentRequest(
+    request: DeepPartial<CompleteIdempotentRequestRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CompleteIdempotentRequestResponse>;
+  releaseIdempotentRequest(
+    request: DeepPartial<ReleaseIdempotentRequestRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ReleaseIdempotentRequestResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
@@ -584,6 +1251,17 @@ function fromTimestamp(t: Timestamp): string {
   let millis = (t.seconds || 0) * 1_000;
   millis += (t.nanos || 0) / 1_000_000;
   return new globalThis.Date(millis).toISOString();
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 export interface MessageFns<T> {

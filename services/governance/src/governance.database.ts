@@ -1,0 +1,5 @@
+import type { AuditDatabase } from './audit.repository.js';
+import type { IdempotencyDatabase } from './idempotency.repository.js';
+
+/** Every table of the governance schema. */
+export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase;
