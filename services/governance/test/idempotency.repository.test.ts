@@ -1,5 +1,5 @@
 import { createIdempotencyRepository, governanceMigrations, type GovernanceDatabase } from '@hangar/governance';
-import { sql } from '@hangar/storage';
+import { sql, type Kysely } from '@hangar/storage';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -8,7 +8,7 @@ const DAY = 24 * 60 * 60 * 1000;
 describe.each(SQL_ENGINES)('idempotency repository on %s', (engine) => {
   let fixture: EngineFixture;
   let keys: ReturnType<typeof createIdempotencyRepository>;
-  let db: Awaited<ReturnType<EngineFixture['storage']['open']>>['db'];
+  let db: Kysely<GovernanceDatabase>;
   const target = (key: string, tenantId = 't1') => ({ tenantId, scope: 'POST /api/agents/{name}/run', key });
   const stored = { status: 200, headers: { location: '/x' }, body: '{"ok":true}' };
 
@@ -44,13 +44,13 @@ describe.each(SQL_ENGINES)('idempotency repository on %s', (engine) => {
     await keys.release(target('b')); // a completed key is not released
     expect((await keys.begin(target('b'), 'other', 60_000, DAY)).outcome).toBe('replay');
 
-    await (db as any)
+    await db
       .updateTable('idempotency_keys')
       .set({ expires_at: sql`now() - interval '1 second'` })
       .where('key', '=', 'b')
       .execute();
     expect(await keys.begin(target('b'), 'fresh', 60_000, DAY)).toEqual({ outcome: 'started' });
-    await (db as any)
+    await db
       .updateTable('idempotency_keys')
       .set({ expires_at: sql`now() - interval '1 second'` })
       .where('key', '=', 'a')
