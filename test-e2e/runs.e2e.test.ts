@@ -640,6 +640,59 @@ describe('queued runs', () => {
   });
 });
 
+describe('job lanes', () => {
+  const instances: HangarUnderTest[] = [];
+  const startWith = async (scheduling: Record<string, unknown>) => {
+    const started = await startHangar({
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        Scheduling: { PollInterval: '100ms', ...scheduling },
+      },
+    });
+    instances.push(started);
+    expect(
+      (await started.request('POST', '/api/agents', { body: { name: 'queued-live', model: { provider: 'mock', model: 'live' } } })).status,
+    ).toBe(201);
+    return started;
+  };
+  const enqueue = async (target: HangarUnderTest) =>
+    (await target.request('POST', '/api/agents/queued-live/run', { body: { message: 'queue me' }, headers: { prefer: 'respond-async' } }))
+      .body.runId as string;
+
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop()));
+  });
+
+  it('runs a lane with its own budget one job at a time (LaneByHandlerKey, MaxConcurrentJobsPerLane)', async () => {
+    const laned = await startWith({
+      MaxConcurrentJobs: 4,
+      LaneByHandlerKey: { 'agent-run': 'bulk' },
+      MaxConcurrentJobsPerLane: { bulk: 1 },
+    });
+    const ids = [await enqueue(laned), await enqueue(laned), await enqueue(laned)];
+    let mostAtOnce = 0;
+    await eventually(
+      async () => {
+        const statuses = await Promise.all(ids.map(async (id) => (await laned.request('GET', `/api/runs/${id}`)).body.status));
+        mostAtOnce = Math.max(mostAtOnce, statuses.filter((status) => status === 'Running').length);
+        return statuses.every((status) => status === 'Completed') ? true : undefined;
+      },
+      'three queued runs to complete',
+      10_000,
+    );
+    expect(mostAtOnce).toBe(1);
+  });
+
+  it('leases only from the lanes it is given (Scheduling:Lanes)', async () => {
+    const elsewhere = await startWith({ Lanes: ['interactive-only'] });
+    const runId = await enqueue(elsewhere);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // five polls
+    expect((await elsewhere.request('GET', `/api/runs/${runId}`)).body.status).toBe('Queued');
+    expect((await elsewhere.request('POST', `/api/runs/${runId}/cancel`)).body.status).toBe('Canceled');
+  });
+});
+
 describe('feedback', () => {
   it('creates, updates by same author and name, lists and deletes scores', async () => {
     const runId = (await run('plain', { message: 'rate me' })).frames[0].data.runId;

@@ -9,6 +9,10 @@ export interface JobWorkerSettings {
   leaseMs: number;
   maxConcurrentJobs: number;
   maxAttempts: number;
+  /** `Scheduling:Lanes`: the lanes this worker leases from; null for every lane. */
+  lanes: string[] | null;
+  /** `Scheduling:MaxConcurrentJobsPerLane`: lanes with a budget of their own; the others share `maxConcurrentJobs`. */
+  maxConcurrentJobsPerLane: Record<string, number>;
 }
 
 /**
@@ -26,6 +30,24 @@ export function createJobWorker(deps: {
   const { repository, engine, logger, settings } = deps;
   const owner = `worker-${randomUUID()}`;
   const inFlight = new Set<Promise<void>>();
+  const runningByLane = new Map<string, number>();
+  const ownBudget = Object.keys(settings.maxConcurrentJobsPerLane);
+  const leases = (lane: string) => settings.lanes === null || settings.lanes.includes(lane);
+  const running = (lanes: (lane: string) => boolean) =>
+    [...runningByLane].reduce((sum, [lane, count]) => sum + (lanes(lane) ? count : 0), 0);
+
+  /** What this worker may lease now: each budgeted lane up to its own limit, the other lanes together up to MaxConcurrentJobs. */
+  async function leaseWithinBudgets() {
+    const leased = [];
+    for (const [lane, limit] of Object.entries(settings.maxConcurrentJobsPerLane)) {
+      if (!leases(lane)) continue;
+      leased.push(...(await repository.leaseJobs(owner, limit - (runningByLane.get(lane) ?? 0), settings.leaseMs, { only: [lane] })));
+    }
+    const shared = settings.maxConcurrentJobs - running((lane) => !ownBudget.includes(lane));
+    const only = settings.lanes?.filter((lane) => !ownBudget.includes(lane));
+    leased.push(...(await repository.leaseJobs(owner, shared, settings.leaseMs, { only, except: ownBudget })));
+    return leased;
+  }
   let stopped = false;
   let polling = false;
   let timer: NodeJS.Timeout | undefined;
@@ -61,15 +83,16 @@ export function createJobWorker(deps: {
     if (stopped || polling) return;
     polling = true;
     try {
-      const jobs = await repository.leaseJobs(owner, settings.maxConcurrentJobs - inFlight.size, settings.leaseMs);
-      for (const job of jobs) {
-        const running: Promise<void> = work(job)
+      for (const job of await leaseWithinBudgets()) {
+        runningByLane.set(job.lane, (runningByLane.get(job.lane) ?? 0) + 1);
+        const execution: Promise<void> = work(job)
           .catch((error) => logger.error({ err: error, jobId: job.id }, 'queued run failed'))
           .finally(() => {
-            inFlight.delete(running);
+            inFlight.delete(execution);
+            runningByLane.set(job.lane, runningByLane.get(job.lane)! - 1);
             void poll();
           });
-        inFlight.add(running);
+        inFlight.add(execution);
       }
     } catch (error) {
       logger.warn({ err: error }, 'leasing jobs failed');

@@ -30,6 +30,9 @@ import { BUILT_IN_EXECUTORS } from './tools.js';
 
 /** Model steps per run (each tool round-trip is one). */
 const MAX_STEPS = 8;
+/** The handler key of queued runs, for `Scheduling:LaneByHandlerKey`. */
+export const QUEUED_RUN_HANDLER_KEY = 'agent-run';
+const DEFAULT_LANE = 'default';
 const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.canceled']);
 const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0 };
 
@@ -771,6 +774,7 @@ export function createRunEngine(deps: RunEngineDeps) {
           labels: caller.labels ?? {},
         },
         { caller, request },
+        config.Scheduling.LaneByHandlerKey[QUEUED_RUN_HANDLER_KEY] ?? DEFAULT_LANE,
       );
       await deps.pubsub.publish(JOBS_CHANNEL, runId);
       return run;

@@ -115,6 +115,8 @@ export const runExecutorModule = grpcServiceModule({
               leaseMs: scheduling.LeaseDuration,
               maxConcurrentJobs: scheduling.MaxConcurrentJobs,
               maxAttempts: config.AsyncRun.MaxAttempts,
+              lanes: scheduling.Lanes,
+              maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
             },
           })
         : undefined;

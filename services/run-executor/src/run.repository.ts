@@ -81,6 +81,7 @@ export interface LeasedJob {
   id: string;
   tenantId: string;
   runId: string;
+  lane: string;
   payload: unknown;
   attempts: number;
 }
@@ -355,7 +356,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running') => insertRun(db, tenantId, run, status),
 
     /** A queued run: its row (status Queued) and its job, together. */
-    async enqueue(tenantId: string, run: NewRun, payload: unknown): Promise<RunRow> {
+    async enqueue(tenantId: string, run: NewRun, payload: unknown, lane: string): Promise<RunRow> {
       return db.transaction().execute(async (trx) => {
         const inserted = await insertRun(trx, tenantId, run, 'Queued');
         await trx
@@ -364,6 +365,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
             id: run.id,
             tenant_id: tenantId,
             run_id: run.id,
+            lane,
             payload: jsonb(payload),
             status: 'queued',
             lease_owner: null,
@@ -379,8 +381,13 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
      * Leases up to `limit` jobs that are queued or whose lease expired (a worker that died), skipping
      * rows another worker is leasing right now.
      */
-    async leaseJobs(owner: string, limit: number, leaseMs: number): Promise<LeasedJob[]> {
-      if (limit <= 0) return [];
+    async leaseJobs(
+      owner: string,
+      limit: number,
+      leaseMs: number,
+      lanes: { only?: string[]; except?: string[] } = {},
+    ): Promise<LeasedJob[]> {
+      if (limit <= 0 || lanes.only?.length === 0) return [];
       const rows = await db
         .updateTable('jobs')
         .set({
@@ -400,14 +407,23 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
                 where.and([where('status', '=', 'leased'), where('lease_expires_at', '<', sql<Date>`now()`)]),
               ]),
             )
+            .$if(lanes.only !== undefined, (query) => query.where('lane', 'in', lanes.only!))
+            .$if(!!lanes.except?.length, (query) => query.where('lane', 'not in', lanes.except!))
             .orderBy('created_at')
             .limit(limit)
             .forUpdate()
             .skipLocked(),
         )
-        .returning(['id', 'tenant_id', 'run_id', 'payload', 'attempts'])
+        .returning(['id', 'tenant_id', 'run_id', 'lane', 'payload', 'attempts'])
         .execute();
-      return rows.map((row) => ({ id: row.id, tenantId: row.tenant_id, runId: row.run_id, payload: row.payload, attempts: row.attempts }));
+      return rows.map((row) => ({
+        id: row.id,
+        tenantId: row.tenant_id,
+        runId: row.run_id,
+        lane: row.lane,
+        payload: row.payload,
+        attempts: row.attempts,
+      }));
     },
 
     /** Extends a lease this worker still holds; false when it lost it. */
