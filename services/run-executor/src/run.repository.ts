@@ -573,10 +573,12 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       return toRun(row as Selected);
     },
 
+    /** The first recording stands: a queued run executed again by the next worker keeps its input. */
     async recordInput(runId: string, input: unknown) {
       await db
         .insertInto('run_inputs')
         .values({ run_id: runId, input: jsonb(input) })
+        .onConflict((conflict) => conflict.column('run_id').doNothing())
         .execute();
     },
 

@@ -12,8 +12,9 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * Run reconciliation with continuation, across real process deaths: Hangar processes on one
- * PostgreSQL are SIGKILLed while they execute runs, and another process restarts or closes them.
+ * Recovery across real process deaths: Hangar processes on one PostgreSQL are SIGKILLed while
+ * they execute runs, and another process takes over their job leases, or restarts or closes
+ * their interactive runs (RunContinuation).
  */
 
 let mock: MockOpenAI;
@@ -80,6 +81,7 @@ beforeAll(async () => {
   // The first call hangs (its process is killed meanwhile); the restarted run gets an answer.
   mock.script('crash-once', [{ delayMs: 30_000, then: { text: 'never seen' } }, { text: 'continued answer' }]);
   mock.script('always-hangs', [{ delayMs: 30_000, then: { text: 'never seen' } }]);
+  mock.script('queued-crash-once', [{ delayMs: 30_000, then: { text: 'never seen' } }, { text: 'finished by the next worker' }]);
   observer = await startHangar({
     engine: 'postgres',
     modules: allInOneModules(),
@@ -88,6 +90,7 @@ beforeAll(async () => {
   for (const [name, model] of [
     ['fragile', 'crash-once'],
     ['doomed', 'always-hangs'],
+    ['queued-fragile', 'queued-crash-once'],
   ]) {
     const created = await observer.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } } });
     expect(created.status, created.text).toBe(201);
@@ -139,4 +142,34 @@ describe('RunContinuation', () => {
     expect(doomedEvents.at(-1)).toMatchObject({ event: 'run.failed', data: { data: { errorType: 'orphaned' } } });
     expect(mock.callsTo('always-hangs')).toBe(2);
   }, 90_000);
+});
+
+describe('job leases', () => {
+  it('a worker killed while holding a lease: the next worker takes the expired lease over and completes the run', async () => {
+    const LEASES = {
+      HANGAR__Scheduling__LeaseDuration: '1s',
+      HANGAR__Scheduling__PollInterval: '200ms',
+      HANGAR__AsyncRun__MaxAttempts: '2',
+    };
+    const dying = await spawnOnSharedStore(LEASES);
+    const accepted = await fetch(`${dying.url}/api/agents/queued-fragile/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', prefer: 'respond-async' },
+      body: JSON.stringify({ message: 'queued, then orphaned' }),
+    });
+    expect(accepted.status).toBe(202);
+    const { runId } = (await accepted.json()) as { runId: string };
+    await eventually(async () => (mock.callsTo('queued-crash-once') === 1 ? true : undefined), 'the first worker to call the model');
+    await dying.kill();
+    expect((await runOf(runId)).status).toBe('Running');
+
+    await spawnOnSharedStore(LEASES);
+    const done = await eventually(async () => {
+      const run = await runOf(runId);
+      return run.status === 'Completed' ? run : undefined;
+    }, 'the next worker to complete the run');
+    expect(done).toMatchObject({ kind: 'Async', errorType: null });
+    expect(mock.callsTo('queued-crash-once')).toBe(2);
+    expect((await eventsOf(runId)).at(-1)?.event).toBe('run.completed');
+  }, 60_000);
 });
