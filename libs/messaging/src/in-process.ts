@@ -2,30 +2,35 @@ import type { EventLog, LogHandler, LogRecord, PubSub, PubSubHandler, Subscripti
 
 const RETRY_DELAY_MS = 50;
 
-/** The all-in-one event log: an in-memory append-only list per topic with per-group positions. */
-export function createInProcessEventLog(): EventLog {
-  const topics = new Map<string, LogRecord[]>();
+/**
+ * The all-in-one event log: an in-memory list per topic with per-group positions. It keeps the
+ * last `retainedPerTopic` records of a topic (a group that falls further behind skips ahead), so a
+ * long-running process does not grow without bound.
+ */
+export function createInProcessEventLog(options: { retainedPerTopic?: number } = {}): EventLog {
+  const retained = options.retainedPerTopic ?? 10_000;
+  const topics = new Map<string, { records: LogRecord[]; dropped: number }>();
   const positions = new Map<string, number>();
   const consumers = new Set<{ topic: string; group: string; handler: LogHandler; wake: () => void; stopped: boolean }>();
   let closed = false;
 
   const log = (topic: string) => {
-    let records = topics.get(topic);
-    if (!records) topics.set(topic, (records = []));
-    return records;
+    let entry = topics.get(topic);
+    if (!entry) topics.set(topic, (entry = { records: [], dropped: 0 }));
+    return entry;
   };
 
   async function consume(consumer: { topic: string; group: string; handler: LogHandler; stopped: boolean; wake: () => void }) {
     const positionKey = `${consumer.topic}\u0000${consumer.group}`;
     while (!consumer.stopped) {
-      const records = log(consumer.topic);
-      const position = positions.get(positionKey) ?? 0;
-      if (position >= records.length) {
+      const { records, dropped } = log(consumer.topic);
+      const position = Math.max(positions.get(positionKey) ?? 0, dropped);
+      if (position >= dropped + records.length) {
         await new Promise<void>((resolve) => (consumer.wake = resolve));
         continue;
       }
       try {
-        await consumer.handler(records[position]);
+        await consumer.handler(records[position - dropped]);
         positions.set(positionKey, position + 1);
       } catch {
         await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
@@ -37,9 +42,14 @@ export function createInProcessEventLog(): EventLog {
     kind: 'memory',
     async append(topic, batch) {
       if (closed) throw new Error('event log is closed');
-      const records = log(topic);
+      const entry = log(topic);
       for (const { key, value } of batch) {
-        records.push({ topic, key, value, offset: records.length, timestamp: Date.now() });
+        entry.records.push({ topic, key, value, offset: entry.dropped + entry.records.length, timestamp: Date.now() });
+      }
+      const excess = entry.records.length - retained;
+      if (excess > 0) {
+        entry.records.splice(0, excess);
+        entry.dropped += excess;
       }
       for (const consumer of consumers) if (consumer.topic === topic) consumer.wake();
     },

@@ -2,17 +2,19 @@ import { randomBytes } from 'node:crypto';
 import {
   createInProcessEventLog,
   createInProcessPubSub,
+  createKafkaEventLog,
   createRedisPubSub,
   type EventLog,
   type LogRecord,
   type PubSub,
 } from '@hangar/messaging';
-import { TEST_REDIS_URL } from '@hangar/testing';
+import { TEST_KAFKA_BROKERS, TEST_REDIS_URL } from '@hangar/testing';
 import { describe, expect, it } from 'vitest';
 
 /** The port contracts, run against the in-process adapters and the real engines behind the others. */
 
-const waitFor = async (condition: () => boolean, timeoutMs = 2000) => {
+// A Kafka consumer group needs a few seconds to join.
+const waitFor = async (condition: () => boolean, timeoutMs = 20_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -20,26 +22,38 @@ const waitFor = async (condition: () => boolean, timeoutMs = 2000) => {
   }
 };
 
-describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => EventLog]>)('EventLog contract: %s', (_name, create) => {
-  it('delivers every record to every group, in order, including records appended before subscribing', async () => {
-    const log = create();
+const kafkaEventLog = () =>
+  createKafkaEventLog({ brokers: TEST_KAFKA_BROKERS, clientId: 'hangar-contract', prefix: `t_${randomBytes(5).toString('hex')}.` });
+const valuesByKey = (records: LogRecord[]) =>
+  records.reduce<Record<string, string[]>>(
+    (byKey, record) => ({ ...byKey, [record.key]: [...(byKey[record.key] ?? []), record.value] }),
+    {},
+  );
+
+describe.each([
+  ['in-process', async () => createInProcessEventLog()],
+  ['kafka', kafkaEventLog],
+] as Array<[string, () => Promise<EventLog>]>)('EventLog contract: %s', (_name, create) => {
+  it('delivers every record to every group, in order per key, including records appended before subscribing', async () => {
+    const log = await create();
     await log.append('runs', [
       { key: 'r1', value: 'a' },
       { key: 'r1', value: 'b' },
     ]);
-    const first: string[] = [];
-    const second: string[] = [];
-    await log.subscribe('runs', 'quota', async (record) => void first.push(record.value));
-    await log.subscribe('runs', 'webhooks', async (record) => void second.push(record.value));
+    const first: LogRecord[] = [];
+    const second: LogRecord[] = [];
+    await log.subscribe('runs', 'quota', async (record) => void first.push(record));
+    await log.subscribe('runs', 'webhooks', async (record) => void second.push(record));
     await log.append('runs', [{ key: 'r2', value: 'c' }]);
     await waitFor(() => first.length === 3 && second.length === 3);
-    expect(first).toEqual(['a', 'b', 'c']);
-    expect(second).toEqual(['a', 'b', 'c']);
+    expect(valuesByKey(first)).toEqual({ r1: ['a', 'b'], r2: ['c'] });
+    expect(valuesByKey(second)).toEqual({ r1: ['a', 'b'], r2: ['c'] });
+    expect(first.every((record) => record.topic === 'runs')).toBe(true);
     await log.close();
   });
 
   it('redelivers a record whose handler failed (at-least-once)', async () => {
-    const log = create();
+    const log = await create();
     const seen: LogRecord[] = [];
     let failures = 1;
     await log.subscribe('runs', 'g', async (record) => {
@@ -53,7 +67,7 @@ describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => 
   });
 
   it('stops delivering after unsubscribe and keeps topics apart', async () => {
-    const log = create();
+    const log = await create();
     const seen: string[] = [];
     const subscription = await log.subscribe('a', 'g', async (record) => void seen.push(record.value));
     await log.append('b', [{ key: 'k', value: 'other-topic' }]);
@@ -61,13 +75,35 @@ describe.each([['in-process', createInProcessEventLog]] as Array<[string, () => 
     await waitFor(() => seen.length === 1);
     await subscription.unsubscribe();
     await log.append('a', [{ key: 'k', value: 'two' }]);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen).toEqual(['one']);
     await log.close();
   });
 });
 
 const redisPubSub = () => createRedisPubSub({ url: TEST_REDIS_URL, channelPrefix: `t_${randomBytes(5).toString('hex')}:` });
+
+describe('EventLog: in-process retention', () => {
+  it('keeps the last records of a topic; a group that starts later begins at the oldest kept one', async () => {
+    const log = createInProcessEventLog({ retainedPerTopic: 3 });
+    await log.append(
+      'runs',
+      ['a', 'b', 'c', 'd', 'e'].map((value) => ({ key: 'k', value })),
+    );
+    const seen: LogRecord[] = [];
+    await log.subscribe('runs', 'late', async (record) => void seen.push(record));
+    await waitFor(() => seen.length === 3);
+    expect(seen.map((record) => [record.offset, record.value])).toEqual([
+      [2, 'c'],
+      [3, 'd'],
+      [4, 'e'],
+    ]);
+    await log.append('runs', [{ key: 'k', value: 'f' }]);
+    await waitFor(() => seen.length === 4);
+    expect(seen.at(-1)).toMatchObject({ offset: 5, value: 'f' });
+    await log.close();
+  });
+});
 
 describe.each([
   ['in-process', async () => createInProcessPubSub()],

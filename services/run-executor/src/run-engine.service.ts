@@ -20,6 +20,7 @@ import type { ModelResolver } from './providers/model-providers.js';
 import {
   TERMINAL_STATUSES,
   type RunEventRow,
+  type RunEventTarget,
   type RunFilter,
   type RunRepository,
   type RunRow,
@@ -121,6 +122,8 @@ export type AuditWriter = (
 
 export interface RunEngineDeps {
   audit: AuditWriter;
+  /** Told after events were stored, so the outbox relay ships them soon. */
+  eventsStored: () => void;
   attachments: AttachmentReader;
   config: HangarConfig;
   logger: Logger;
@@ -165,13 +168,15 @@ export function createRunEngine(deps: RunEngineDeps) {
    * Events are written in order on a per-run queue, so the caller's stream never waits for the
    * store; each is published only once stored, and the run waits for the queue before it ends.
    */
-  function createEventWriter(runId: string, afterSeq = 0) {
+  function createEventWriter(target: RunEventTarget, afterSeq = 0) {
+    const { runId } = target;
     let seq = afterSeq;
     let queue: Promise<void> = Promise.resolve();
     const emit = (type: string, data: Record<string, unknown>) => {
       const next = ++seq;
       queue = queue.then(async () => {
-        const event = await record(`event ${type}`, () => repository.appendEvent(runId, next, type, data));
+        const event = await record(`event ${type}`, () => repository.appendEvent(target, next, type, data));
+        if (event) deps.eventsStored();
         // A reader that missed the publication finds the event in the table.
         if (event) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
       });
@@ -414,7 +419,10 @@ export function createRunEngine(deps: RunEngineDeps) {
           }),
         );
       }
-      const events = createEventWriter(runId, existingRunId ? await repository.lastSeq(runId) : 0);
+      const events = createEventWriter(
+        { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId },
+        existingRunId ? await repository.lastSeq(runId) : 0,
+      );
       const emit = events.emit;
       await emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
       yield { type: 'started', run };
@@ -806,6 +814,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         MaxRunsPerScan,
         continuationEnabled ? config.RunContinuation.MaxAttempts : 0,
       );
+      if (failed.length || continued.length) deps.eventsStored();
       for (const { runId, payload, attempt } of continued) {
         const { caller, request } = payload as { caller: Caller; request: StartRunRequest };
         const restart = (async () => {
@@ -846,7 +855,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (run.status === 'Queued') {
         const canceled = await repository.cancelQueued(runId);
         if (canceled) {
-          await createEventWriter(runId, await repository.lastSeq(runId)).emit('run.canceled', { usage: ZERO_USAGE, cost: null });
+          const target = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId };
+          await createEventWriter(target, await repository.lastSeq(runId)).emit('run.canceled', { usage: ZERO_USAGE, cost: null });
           return canceled;
         }
       }

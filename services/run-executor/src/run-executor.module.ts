@@ -11,11 +11,17 @@ import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import { createModelResolver } from './providers/model-providers.js';
 import { createJobWorker } from './job-worker.js';
+import { createOutboxRelay } from './outbox-relay.js';
 import { createRunEngine } from './run-engine.service.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunRepository, type RunDatabase } from './run.repository.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
+// Run events reach the event log within ~20 ms of being stored when this process wrote them,
+// within a second otherwise; one round ships up to 500.
+const OUTBOX_POLL_MS = 1000;
+const OUTBOX_BATCH_DELAY_MS = 20;
+const OUTBOX_BATCH_SIZE = 500;
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
@@ -42,7 +48,15 @@ export const runExecutorModule = grpcServiceModule({
     const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
     let catalog: { at: number; tools: Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>> } | undefined;
 
+    const relay = createOutboxRelay({
+      repository,
+      eventLog: engines.eventLog,
+      logger,
+      settings: { pollIntervalMs: OUTBOX_POLL_MS, batchDelayMs: OUTBOX_BATCH_DELAY_MS, batchSize: OUTBOX_BATCH_SIZE },
+    });
+    relay.start();
     const engine = createRunEngine({
+      eventsStored: () => relay.nudge(),
       config,
       logger,
       repository,
@@ -133,6 +147,7 @@ export const runExecutorModule = grpcServiceModule({
         clearInterval(scanner);
         await worker?.stop();
         await engine.drain();
+        await relay.stop();
         registryChannel.close();
         sessionChannel.close();
         attachmentChannel.close();

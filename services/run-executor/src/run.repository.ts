@@ -45,6 +45,7 @@ export interface RunDatabase {
     heartbeat_at: Date | null;
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
+  run_event_outbox: { id: Generated<string>; root_run_id: string; payload: unknown };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
   run_continuations: { run_id: string; payload: unknown; attempts: Generated<number>; created_at: Generated<Date> };
   jobs: {
@@ -294,6 +295,53 @@ async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun,
 }
 
 /** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
+/** Where a run event belongs: its run, the tree's root (the event log's key) and the tenant. */
+export interface RunEventTarget {
+  runId: string;
+  rootRunId: string;
+  tenantId: string;
+}
+
+/**
+ * Stores an event and queues it for the event log in one statement, so nothing is shipped that
+ * was not stored. The outbox entry is the envelope consumers read: tenant, run, root, seq, type,
+ * time and data.
+ */
+async function insertEvent(
+  db: Kysely<RunDatabase>,
+  target: RunEventTarget,
+  seq: number,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<RunEventRow> {
+  const row = await db
+    .with('stored', (qb) =>
+      qb
+        .insertInto('run_events')
+        .values({ run_id: target.runId, seq, type, data: jsonb(data) })
+        .returningAll(),
+    )
+    .with('queued', (qb) =>
+      qb
+        .insertInto('run_event_outbox')
+        .columns(['root_run_id', 'payload'])
+        .expression((eb) =>
+          eb
+            .selectFrom('stored')
+            .select([
+              sql<string>`${target.rootRunId}::uuid`.as('root_run_id'),
+              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
+                'payload',
+              ),
+            ]),
+        ),
+    )
+    .selectFrom('stored')
+    .selectAll()
+    .executeTakeFirstOrThrow();
+  return { seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> };
+}
+
 /** The sequence of a run's last event, 0 when it has none. */
 async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<number> {
   const last = await db
@@ -511,7 +559,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         const orphans = await trx
           .selectFrom('runs')
           .leftJoin('run_continuations', 'run_continuations.run_id', 'runs.id')
-          .select(['runs.id', 'run_continuations.payload', 'run_continuations.attempts'])
+          .select(['runs.id', 'runs.tenant_id', 'runs.root_run_id', 'run_continuations.payload', 'run_continuations.attempts'])
           .where('runs.status', '=', RUN_STATUSES.indexOf('Running'))
           .where('runs.kind', '!=', 'Async')
           .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
@@ -523,6 +571,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         const continued: Array<{ runId: string; payload: unknown; attempt: number }> = [];
         for (const orphan of orphans) {
           const seq = (await lastSeq(trx, orphan.id)) + 1;
+          const target = { runId: orphan.id, rootRunId: orphan.root_run_id, tenantId: orphan.tenant_id };
           if (orphan.payload !== null && orphan.attempts !== null && orphan.attempts < maxContinuations) {
             const attempt = orphan.attempts + 1;
             await trx.updateTable('run_continuations').set({ attempts: attempt }).where('run_id', '=', orphan.id).execute();
@@ -531,10 +580,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
               .set({ heartbeat_at: sql`now()` })
               .where('id', '=', orphan.id)
               .execute();
-            await trx
-              .insertInto('run_events')
-              .values({ run_id: orphan.id, seq, type: 'run.continued', data: jsonb({ attempt, reason: 'orphaned' }) })
-              .execute();
+            await insertEvent(trx, target, seq, 'run.continued', { attempt, reason: 'orphaned' });
             continued.push({ runId: orphan.id, payload: orphan.payload, attempt });
             continue;
           }
@@ -548,15 +594,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
             })
             .where('id', '=', orphan.id)
             .execute();
-          await trx
-            .insertInto('run_events')
-            .values({
-              run_id: orphan.id,
-              seq,
-              type: 'run.failed',
-              data: jsonb({ errorType: 'orphaned', message: 'the process executing this run stopped' }),
-            })
-            .execute();
+          await insertEvent(trx, target, seq, 'run.failed', { errorType: 'orphaned', message: 'the process executing this run stopped' });
           failed.push(orphan.id);
         }
         return { failed, continued };
@@ -719,13 +757,28 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       return row && toScore(row);
     },
 
-    async appendEvent(runId: string, seq: number, type: string, data: Record<string, unknown>): Promise<RunEventRow> {
-      const row = await db
-        .insertInto('run_events')
-        .values({ run_id: runId, seq, type, data: jsonb(data) })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> };
+    appendEvent: (target: RunEventTarget, seq: number, type: string, data: Record<string, unknown>) =>
+      insertEvent(db, target, seq, type, data),
+
+    /**
+     * Hands up to `limit` queued events, oldest first, to `ship` and deletes them once it returns.
+     * The rows stay locked meanwhile, so relays in several processes ship in turn and keep order.
+     */
+    async shipOutbox(limit: number, ship: (events: Array<{ key: string; value: string }>) => Promise<void>): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const rows = await trx.selectFrom('run_event_outbox').selectAll().orderBy('id').limit(limit).forUpdate().execute();
+        if (!rows.length) return 0;
+        await ship(rows.map((row) => ({ key: row.root_run_id, value: JSON.stringify(row.payload) })));
+        await trx
+          .deleteFrom('run_event_outbox')
+          .where(
+            'id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .execute();
+        return rows.length;
+      });
     },
 
     async events(runId: string, afterSeq: number): Promise<RunEventRow[]> {

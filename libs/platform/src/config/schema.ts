@@ -189,7 +189,7 @@ export const ConfigSchema = z
       }),
     }),
     Redis: section({ ConnectionString: nullable(z.string()), ChannelPrefix: str('hangar:') }),
-    Kafka: section({ Brokers: list(z.string()).default([]), ClientId: str('hangar') }),
+    Kafka: section({ Brokers: list(z.string()).default([]), ClientId: str('hangar'), TopicPrefix: str('') }),
     CodeAgents: section({ Modules: list(z.string()).default([]) }),
     Providers: z.record(z.string(), Provider).default({}),
     Pricing,

@@ -1,4 +1,11 @@
-import { createInProcessEventLog, createInProcessPubSub, createRedisPubSub, type EventLog, type PubSub } from '@hangar/messaging';
+import {
+  createInProcessEventLog,
+  createInProcessPubSub,
+  createKafkaEventLog,
+  createRedisPubSub,
+  type EventLog,
+  type PubSub,
+} from '@hangar/messaging';
 import { createStorageProvider, type StorageProvider } from '@hangar/storage';
 import type { HangarConfig } from '../config/schema.js';
 
@@ -10,11 +17,7 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-export async function createEngines(config: HangarConfig, onRedisError: (error: Error) => void = () => {}): Promise<Engines> {
-  if (config.Kafka.Brokers.length > 0) {
-    // Refuse rather than silently fall back to an in-process log in a distributed deployment.
-    throw new Error('Kafka:Brokers is set, but the Kafka event-log adapter is not built yet');
-  }
+export async function createEngines(config: HangarConfig, onEngineError: (error: Error) => void = () => {}): Promise<Engines> {
   const postgres = config.Stores.Postgres;
   const store = postgres.ConnectionString ? postgres : config.Stores.Embedded;
   const storage = await createStorageProvider({
@@ -24,12 +27,20 @@ export async function createEngines(config: HangarConfig, onRedisError: (error: 
     autoApplyMigrations: store.AutoApplyMigrations,
     commandTimeoutSeconds: store.CommandTimeoutSeconds,
   });
-  const eventLog = createInProcessEventLog();
-  const redis = config.Redis;
-  const pubsub = redis.ConnectionString
-    ? await createRedisPubSub({ url: redis.ConnectionString, channelPrefix: redis.ChannelPrefix, onError: onRedisError }).catch(
+  const kafka = config.Kafka;
+  const eventLog = kafka.Brokers.length
+    ? await createKafkaEventLog({ brokers: kafka.Brokers, clientId: kafka.ClientId, prefix: kafka.TopicPrefix, onError: onEngineError }).catch(
         async (error) => {
           await storage.close();
+          throw error;
+        },
+      )
+    : createInProcessEventLog();
+  const redis = config.Redis;
+  const pubsub = redis.ConnectionString
+    ? await createRedisPubSub({ url: redis.ConnectionString, channelPrefix: redis.ChannelPrefix, onError: onEngineError }).catch(
+        async (error) => {
+          await Promise.all([storage.close(), eventLog.close()]);
           throw error;
         },
       )

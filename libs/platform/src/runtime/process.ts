@@ -23,7 +23,7 @@ export async function startProcess(options: {
   const { config } = options;
   const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level });
   initTelemetry({ serviceName: `hangar-${options.name}`, otlpEndpoint: config.Telemetry.OtlpEndpoint });
-  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'redis connection trouble'));
+  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'messaging engine trouble'));
   let modules: StartedModules;
   try {
     modules = await startModules(options.modules, { config, logger, engines });

@@ -123,4 +123,15 @@ export const runMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0006_run_event_outbox': {
+    async up(db: Kysely<any>) {
+      // Events on their way to the event log (Kafka): written with the event, deleted once shipped.
+      await db.schema
+        .createTable('run_event_outbox')
+        .addColumn('id', 'bigserial', (column) => column.primaryKey())
+        .addColumn('root_run_id', 'uuid', (column) => column.notNull())
+        .addColumn('payload', 'jsonb', (column) => column.notNull())
+        .execute();
+    },
+  },
 };

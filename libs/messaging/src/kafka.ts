@@ -1,0 +1,103 @@
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { EventLog, LogHandler } from './ports.js';
+
+export interface KafkaEventLogOptions {
+  brokers: string[];
+  clientId: string;
+  /** Prepended to every topic and consumer group, so deployments or test runs can share a cluster. */
+  prefix?: string;
+  onError?: (error: Error) => void;
+}
+
+const RETRY_DELAY_MS = 50;
+const MAX_RETRY_DELAY_MS = 2000;
+
+/**
+ * The event log on Apache Kafka (kafkajs). The producer is idempotent and waits for every in-sync
+ * replica; a record's key picks its partition, so records with one key keep their order. A
+ * consumer group starts from the earliest record; a handler that throws gets the same record again
+ * (after a growing pause) before the group moves on, so delivery is at-least-once and in order.
+ */
+export async function createKafkaEventLog(options: KafkaEventLogOptions): Promise<EventLog> {
+  const prefix = options.prefix ?? '';
+  const onError = options.onError ?? (() => {});
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5 },
+  });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+  const admin = kafka.admin();
+  try {
+    await Promise.all([producer.connect(), admin.connect()]);
+  } catch (error) {
+    await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+    throw new Error(`Kafka at ${options.brokers.join(',')} is not reachable: ${(error as Error).message}`);
+  }
+  const consumers = new Set<Consumer>();
+  let closed = false;
+  const topics = new Map<string, Promise<unknown>>();
+  // A topic is created (with the broker's partition count) and has leaders before it is used:
+  // a consumer that subscribes to a topic the broker is still creating fails.
+  const ensureTopic = (topic: string) => {
+    let created = topics.get(topic);
+    if (!created) {
+      created = admin.createTopics({ topics: [{ topic }], waitForLeaders: true });
+      created.catch(() => topics.delete(topic));
+      topics.set(topic, created);
+    }
+    return created;
+  };
+
+  return {
+    kind: 'kafka',
+    async append(topic, records) {
+      if (closed) throw new Error('event log is closed');
+      await ensureTopic(prefix + topic);
+      await producer.send({ topic: prefix + topic, acks: -1, messages: records.map(({ key, value }) => ({ key, value })) });
+    },
+    async subscribe(topic, group, handler: LogHandler) {
+      // A short fetch wait keeps delivery latency low when the topic is quiet.
+      const consumer = kafka.consumer({ groupId: prefix + group, allowAutoTopicCreation: true, maxWaitTimeInMs: 250 });
+      consumers.add(consumer);
+      let stopped = false;
+      await ensureTopic(prefix + topic);
+      await consumer.connect();
+      await consumer.subscribe({ topic: prefix + topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          const record = {
+            topic,
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString() ?? '',
+            offset: Number(message.offset),
+            timestamp: Number(message.timestamp),
+          };
+          for (let delay = RETRY_DELAY_MS; !stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+            try {
+              await handler(record);
+              return;
+            } catch (error) {
+              onError(error as Error);
+              await new Promise((resolve) => setTimeout(resolve, delay));
+            }
+          }
+        },
+      });
+      return {
+        async unsubscribe() {
+          stopped = true;
+          consumers.delete(consumer);
+          await consumer.disconnect();
+        },
+      };
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...consumers].map((consumer) => consumer.disconnect()));
+      consumers.clear();
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+    },
+  };
+}
