@@ -1,8 +1,20 @@
-import { spawnAllInOne, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
+import { execFileSync } from 'node:child_process';
+import {
+  dropSchemas,
+  spawnAllInOne,
+  startMockOpenAI,
+  TEST_KAFKA_BROKERS,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  TEST_TOKEN,
+  uniqueSchemaPrefix,
+} from '@hangar/testing';
 
 /**
- * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream, all-in-one on
- * PGlite in its own process) against the same completion fetched from the mock directly.
+ * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream, all-in-one in
+ * its own process) against the same completion fetched from the mock directly. The engines are
+ * PGlite and in-process messaging, or with BENCH_ENGINES=real PostgreSQL, Redis and Kafka (the
+ * local broker is started by deploy/local/kafka.sh when none answers).
  */
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -11,9 +23,24 @@ const REPLY = 'Hangar streams this answer back one word at a time so that first 
 
 const mock = await startMockOpenAI();
 mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 } }));
+const realEngines = process.env.BENCH_ENGINES === 'real';
+const schemaPrefix = uniqueSchemaPrefix();
+if (realEngines) execFileSync('bash', ['deploy/local/kafka.sh', 'start'], { stdio: 'inherit' });
 const hangar = await spawnAllInOne({
-  env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url },
+  env: {
+    HANGAR__Providers__mock__Kind: 'OpenAICompatible',
+    HANGAR__Providers__mock__Endpoint: mock.url,
+    ...(realEngines && {
+      HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
+      HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
+      HANGAR__Redis__ConnectionString: TEST_REDIS_URL,
+      HANGAR__Redis__ChannelPrefix: `${schemaPrefix}:`,
+      HANGAR__Kafka__Brokers: TEST_KAFKA_BROKERS.join(','),
+      HANGAR__Kafka__TopicPrefix: `${schemaPrefix}.`,
+    }),
+  },
 });
+console.log(`engines: ${realEngines ? 'PostgreSQL, Redis, Kafka' : 'PGlite, in-process messaging'}`);
 const auth = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
 /** Reads a streamed response, noting when the first token and the end arrived. */
@@ -114,4 +141,5 @@ try {
 } finally {
   await hangar.stop();
   await mock.close();
+  if (realEngines) await dropSchemas(schemaPrefix);
 }
