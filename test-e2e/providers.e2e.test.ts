@@ -1,5 +1,5 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { parseSseFrames, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -18,10 +18,7 @@ async function runFrames(agentName: string, message: string) {
     body: JSON.stringify({ message }),
   });
   expect(response.status).toBe(200);
-  return (await response.text())
-    .split('\n\n')
-    .filter((block) => block.trim() && !block.startsWith(':'))
-    .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') }));
+  return parseSseFrames(await response.text());
 }
 
 const streamedText = (frames: Array<{ event?: string; data: any }>) =>

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
 import { createKafkaEventLog, type EventLog, type LogRecord } from '@hangar/messaging';
-import { startHangar, startMockOpenAI, TEST_KAFKA_BROKERS, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  eventually,
+  parseSseFrames,
+  startHangar,
+  startMockOpenAI,
+  TEST_KAFKA_BROKERS,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -14,14 +23,6 @@ let hangar: HangarUnderTest;
 let consumerLog: EventLog;
 const received: LogRecord[] = [];
 const prefix = `t_${randomBytes(5).toString('hex')}.`;
-
-async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const found = await probe();
-    if (found !== undefined) return found;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 beforeAll(async () => {
   mock = await startMockOpenAI();
@@ -70,22 +71,23 @@ describe('run events on Kafka', () => {
     const tree = (await hangar.request('GET', `/api/runs/${rootId}/tree`, { headers: { 'x-hangar-tenant': 'acme' } })).body;
     expect(tree).toHaveLength(2);
 
-    const envelopes = await eventually(() => {
-      const mine = received
-        .map((record) => ({ key: record.key, ...JSON.parse(record.value) }))
-        .filter((event) => event.rootRunId === rootId);
-      return mine.some((event) => event.runId === rootId && event.type === 'run.completed') ? mine : undefined;
-    }, 'the root run.completed on Kafka');
+    const envelopes = await eventually(
+      () => {
+        const mine = received
+          .map((record) => ({ key: record.key, ...JSON.parse(record.value) }))
+          .filter((event) => event.rootRunId === rootId);
+        return mine.some((event) => event.runId === rootId && event.type === 'run.completed') ? mine : undefined;
+      },
+      'the root run.completed on Kafka',
+      20_000,
+    );
     expect(envelopes.every((event) => event.key === rootId && event.tenantId === 'acme')).toBe(true);
 
     for (const run of tree) {
       const stored = await fetch(`${hangar.url}/api/runs/${run.id}/events`, {
         headers: { authorization: `Bearer ${TEST_TOKEN}`, 'x-hangar-tenant': 'acme' },
       });
-      const fromApi = (await stored.text())
-        .split('\n\n')
-        .filter((block) => /^data: /m.test(block))
-        .map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]));
+      const fromApi = parseSseFrames(await stored.text()).map((frame) => frame.data);
       const fromKafka = envelopes.filter((event) => event.runId === run.id);
       // At-least-once: a record may repeat; its first copies follow the stored order exactly.
       const firstCopies = fromKafka.filter((event, index) => fromKafka.findIndex((other) => other.seq === event.seq) === index);

@@ -1,5 +1,7 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import {
+  eventually,
+  parseSseFrames,
   spawnAllInOne,
   startHangar,
   startMockOpenAI,
@@ -29,14 +31,6 @@ const RECONCILING = {
   HANGAR__RunContinuation__Enabled: 'true',
   HANGAR__RunContinuation__MaxAttempts: '1',
 };
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const found = await probe();
-    if (found !== undefined) return found;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** A Hangar process on the observer's schemas, talking to the mock upstream. */
 async function spawnOnSharedStore(env: Record<string, string> = {}) {
@@ -70,10 +64,7 @@ async function startRun(target: AllInOneProcess, agentName: string) {
 const runOf = async (runId: string) => (await observer.request('GET', `/api/runs/${runId}`)).body;
 const eventsOf = async (runId: string) => {
   const response = await fetch(`${observer.url}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
-  return (await response.text())
-    .split('\n\n')
-    .filter((block) => /^event: /m.test(block))
-    .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') }));
+  return parseSseFrames(await response.text());
 };
 
 beforeAll(async () => {
@@ -85,7 +76,8 @@ beforeAll(async () => {
   observer = await startHangar({
     engine: 'postgres',
     modules: allInOneModules(),
-    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } },
+    // The observer only reads: its own job worker must not race the processes under test for leases.
+    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } }, Scheduling: { RunWorker: false } },
   });
   for (const [name, model] of [
     ['fragile', 'crash-once'],
@@ -108,16 +100,24 @@ describe('RunContinuation', () => {
     const crashing = await spawnOnSharedStore(RECONCILING);
     const fragile = await startRun(crashing, 'fragile');
     const doomed = await startRun(crashing, 'doomed');
-    await eventually(async () => (mock.callsTo('crash-once') && mock.callsTo('always-hangs') ? true : undefined), 'both model calls');
+    await eventually(
+      async () => (mock.callsTo('crash-once') && mock.callsTo('always-hangs') ? true : undefined),
+      'both model calls',
+      15_000,
+    );
     await crashing.kill();
     expect((await runOf(fragile)).status).toBe('Running');
 
     // A reconciling process restarts both (MaxAttempts 1): one completes, the other hangs again.
     const continuing = await spawnOnSharedStore(RECONCILING);
-    const completed = await eventually(async () => {
-      const run = await runOf(fragile);
-      return run.status === 'Completed' ? run : undefined;
-    }, 'the fragile run to complete');
+    const completed = await eventually(
+      async () => {
+        const run = await runOf(fragile);
+        return run.status === 'Completed' ? run : undefined;
+      },
+      'the fragile run to complete',
+      15_000,
+    );
     expect(completed).toMatchObject({ kind: 'Interactive', errorType: null, rootRunId: fragile });
     expect(mock.callsTo('crash-once')).toBe(2);
     const fragileEvents = (await eventsOf(fragile)).map((event) => event.event);
@@ -127,15 +127,19 @@ describe('RunContinuation', () => {
     const continued = (await eventsOf(fragile)).find((event) => event.event === 'run.continued');
     expect(continued?.data.data).toEqual({ attempt: 1, reason: 'orphaned' });
 
-    await eventually(async () => (mock.callsTo('always-hangs') === 2 ? true : undefined), 'the doomed run to be restarted');
+    await eventually(async () => (mock.callsTo('always-hangs') === 2 ? true : undefined), 'the doomed run to be restarted', 15_000);
     await continuing.kill();
 
     // Its one continuation is spent: the next reconciling process closes it as orphaned.
     await spawnOnSharedStore(RECONCILING);
-    const closed = await eventually(async () => {
-      const run = await runOf(doomed);
-      return run.status === 'Failed' ? run : undefined;
-    }, 'the doomed run to be closed');
+    const closed = await eventually(
+      async () => {
+        const run = await runOf(doomed);
+        return run.status === 'Failed' ? run : undefined;
+      },
+      'the doomed run to be closed',
+      15_000,
+    );
     expect(closed.errorType).toBe('orphaned');
     const doomedEvents = await eventsOf(doomed);
     expect(doomedEvents.filter((event) => event.event === 'run.continued')).toHaveLength(1);
@@ -159,15 +163,23 @@ describe('job leases', () => {
     });
     expect(accepted.status).toBe(202);
     const { runId } = (await accepted.json()) as { runId: string };
-    await eventually(async () => (mock.callsTo('queued-crash-once') === 1 ? true : undefined), 'the first worker to call the model');
+    await eventually(
+      async () => (mock.callsTo('queued-crash-once') === 1 ? true : undefined),
+      'the first worker to call the model',
+      15_000,
+    );
     await dying.kill();
     expect((await runOf(runId)).status).toBe('Running');
 
     await spawnOnSharedStore(LEASES);
-    const done = await eventually(async () => {
-      const run = await runOf(runId);
-      return run.status === 'Completed' ? run : undefined;
-    }, 'the next worker to complete the run');
+    const done = await eventually(
+      async () => {
+        const run = await runOf(runId);
+        return run.status === 'Completed' ? run : undefined;
+      },
+      'the next worker to complete the run',
+      15_000,
+    );
     expect(done).toMatchObject({ kind: 'Async', errorType: null });
     expect(mock.callsTo('queued-crash-once')).toBe(2);
     expect((await eventsOf(runId)).at(-1)?.event).toBe('run.completed');

@@ -1,6 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, startMockOpenAI, TEST_REDIS_URL, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  eventually,
+  parseSseFrames,
+  startHangar,
+  startMockOpenAI,
+  TEST_REDIS_URL,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -12,14 +21,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let mock: MockOpenAI;
 let first: HangarUnderTest;
 let second: HangarUnderTest;
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-    const found = await probe();
-    if (found !== undefined) return found;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const runningRun = (target: HangarUnderTest, agentName: string) =>
   eventually(async () => {
@@ -34,17 +35,7 @@ async function streamRun(target: HangarUnderTest, agentName: string, message: st
     headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ message }),
   });
-  return framesOf(await response.text());
-}
-
-function framesOf(text: string) {
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() && !block.startsWith(':'))
-    .map((block) => ({
-      event: /^event: (.*)$/m.exec(block)?.[1],
-      data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null'),
-    }));
+  return parseSseFrames(await response.text());
 }
 
 beforeAll(async () => {
@@ -137,7 +128,7 @@ describe('runs across instances', () => {
     expect(canceled.status, canceled.text).toBe(202);
     expect(canceled.body.status).toBe('Canceled');
     const events = await fetch(`${second.url}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
-    expect(framesOf(await events.text()).map((frame) => frame.event)).toEqual(['run.canceled']);
+    expect(parseSseFrames(await events.text()).map((frame) => frame.event)).toEqual(['run.canceled']);
     expectProblem(await second.request('POST', `/api/runs/${runId}/cancel`), 409, 'conflict');
   });
 
@@ -145,7 +136,7 @@ describe('runs across instances', () => {
     const streaming = streamRun(first, 'slowpoke', 'hello');
     const run = await runningRun(second, 'slowpoke');
     const events = await fetch(`${second.url}/api/runs/${run.id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
-    const names = framesOf(await events.text()).map((frame) => frame.event);
+    const names = parseSseFrames(await events.text()).map((frame) => frame.event);
     expect(names[0]).toBe('run.started');
     expect(names.at(-1)).toBe('run.completed');
     expect((await streaming).at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });

@@ -2,17 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
 import { createRunRepository, runMigrations, type RunDatabase } from '@hangar/run-executor';
 import { sql } from '@hangar/storage';
-import { createJwtIssuer, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  createJwtIssuer,
+  eventually,
+  parseSseFrames,
+  startHangar,
+  startMockOpenAI,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Runs over SSE and JSON against a mock OpenAI-compatible upstream: recording, events, fallbacks, breaker, tools. */
-
-interface Frame {
-  event: string;
-  id?: string;
-  data: any;
-}
 
 let mock: MockOpenAI;
 let hangar: HangarUnderTest;
@@ -29,20 +32,7 @@ async function call(method: string, path: string, options: { body?: unknown; hea
     body: options.body ? JSON.stringify(options.body) : undefined,
   });
   const text = await response.text();
-  const frames: Frame[] = response.headers.get('content-type')?.startsWith('text/event-stream')
-    ? text
-        .split('\n\n')
-        .filter((block) => block.trim() && !block.startsWith(':'))
-        .map((block) => {
-          const frame: Frame = { event: 'message', data: undefined };
-          for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) frame.event = line.slice(7);
-            if (line.startsWith('id: ')) frame.id = line.slice(4);
-            if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-          }
-          return frame;
-        })
-    : [];
+  const frames = response.headers.get('content-type')?.startsWith('text/event-stream') ? parseSseFrames(text) : [];
   let body: any;
   try {
     body = frames.length ? undefined : JSON.parse(text);
@@ -56,14 +46,6 @@ const run = (agent: string, body: Record<string, unknown>, headers: Record<strin
   call('POST', `/api/agents/${agent}/run`, { body, headers });
 const agent = (name: string, model: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   hangar.request('POST', '/api/agents', { body: { name, instructions: 'Be brief.', model, ...extra } });
-/** Polls `probe` every 20 ms until it returns something, or fails naming what never happened. */
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-    const found = await probe();
-    if (found !== undefined) return found;
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const runningRun = (target: HangarUnderTest, agentName: string, except?: string) =>
   eventually(async () => {

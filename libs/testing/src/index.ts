@@ -6,3 +6,4 @@ export * from './ports.js';
 export * from './distributed.js';
 export * from './mock-openai.js';
 export * from './all-in-one-process.js';
+export * from './polling.js';
