@@ -200,6 +200,8 @@ describe('routing, prefix and documents', () => {
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',
+        'GET /hangar/api/runs/{runId}/approvals',
+        'POST /hangar/api/runs/{runId}/approvals/{approvalId}',
         'GET /hangar/api/runs/{runId}/input',
         'GET /hangar/api/runs/{runId}/events',
         'POST /hangar/api/agents/{name}/estimate',

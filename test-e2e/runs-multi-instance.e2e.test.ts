@@ -42,6 +42,11 @@ beforeAll(async () => {
   mock = await startMockOpenAI();
   mock.script('hanging', [{ delayMs: 20_000, then: { text: 'never seen' } }]);
   mock.script('slow', [{ delayMs: 500, then: { text: 'slow answer' } }]);
+  // Asks for the clock, then repeats what the tool call came back with.
+  mock.script('asks-for-clock', (request) => {
+    const result = request.messages.find((message) => message.role === 'tool');
+    return result ? { text: `tool said ${JSON.stringify(result.content)}` } : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } };
+  });
   mock.script('delegator', (request) => {
     if (request.messages.some((message) => message.role === 'tool')) return { text: 'relayed' };
     const agentTool = request.tools?.find((entry) => entry.function.name.startsWith('call_'));
@@ -51,6 +56,7 @@ beforeAll(async () => {
     Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
     Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` },
     Hangar: { Runs: { CancelReplyTimeout: '500ms' } },
+    Approvals: { RequiredTools: ['clock'], DefaultExpiration: '3s', ScanInterval: '200ms' },
     // No job worker, so a queued run stays queued until it is canceled.
     Scheduling: { RunWorker: false },
   };
@@ -65,8 +71,10 @@ beforeAll(async () => {
     ['sleeper', 'hanging', []],
     ['boss', 'delegator', ['sleeper']],
     ['slowpoke', 'slow', []],
+    ['guarded', 'asks-for-clock', []],
   ] as const) {
-    const created = await first.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model }, agents } });
+    const tools = name === 'guarded' ? ['clock'] : [];
+    const created = await first.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model }, agents, tools } });
     expect(created.status, created.text).toBe(201);
   }
 }, 60_000);
@@ -140,5 +148,66 @@ describe('runs across instances', () => {
     expect(names[0]).toBe('run.started');
     expect(names.at(-1)).toBe('run.completed');
     expect((await streaming).at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+  });
+});
+
+describe('approvals across instances', () => {
+  const awaiting = (target: HangarUnderTest) =>
+    eventually(async () => {
+      const runs = (await target.request('GET', '/api/runs?agentName=guarded&status=AwaitingApproval')).body;
+      if (!runs.length) return undefined;
+      const approvals = (await target.request('GET', `/api/runs/${runs[0].id}/approvals`)).body;
+      const pending = approvals.find((approval: any) => approval.status === 'Pending');
+      return pending ? { run: runs[0], approval: pending } : undefined;
+    }, 'a run awaiting approval');
+  const decide = (target: HangarUnderTest, runId: string, approvalId: string, body: unknown) =>
+    target.request('POST', `/api/runs/${runId}/approvals/${approvalId}`, { body });
+
+  it('pauses a run at a tool call that needs approval; a decision on another instance lets it go on', async () => {
+    const streaming = streamRun(first, 'guarded', 'what time is it?');
+    const { run, approval } = await awaiting(second);
+    expect(approval).toMatchObject({ toolName: 'clock', args: { timeZone: 'UTC' }, status: 'Pending', decidedBy: null });
+    expectProblem(await decide(second, run.id, approval.id, { approved: 'yes' }), 400, 'validation_failed');
+    expectProblem(await decide(second, run.id, randomUUID(), { approved: true }), 404, 'not_found');
+
+    const decided = await decide(second, run.id, approval.id, { approved: true, comment: 'fine' });
+    expect(decided.status, decided.text).toBe(200);
+    expect(decided.body).toMatchObject({ status: 'Approved', decidedBy: 'auth-token', comment: 'fine', decidedAt: expect.any(String) });
+    expectProblem(await decide(second, run.id, approval.id, { approved: false }), 409, 'conflict');
+
+    const frames = await streaming;
+    const approvalsFrame = frames.find((frame) => frame.event === 'approvals');
+    expect(approvalsFrame?.data).toEqual({ approvals: [{ id: approval.id, toolName: 'clock', args: { timeZone: 'UTC' } }] });
+    const toolResult = frames.find((frame) => frame.event === 'update' && frame.data.type === 'tool-result');
+    expect(toolResult?.data.result).toMatchObject({ timeZone: 'UTC', utc: expect.any(String) });
+    expect(frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+    const events = await fetch(`${second.url}/api/runs/${run.id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    const names = parseSseFrames(await events.text()).map((frame) => frame.event);
+    expect(names).toEqual(expect.arrayContaining(['approval.requested', 'approval.decided']));
+    expect(names.indexOf('approval.requested')).toBeLessThan(names.indexOf('approval.decided'));
+    const audit = (await second.request('GET', `/api/audit?resourceId=${approval.id}`)).body;
+    expect(audit.map((entry: any) => entry.action)).toEqual(['approval.approved']);
+  });
+
+  it('tells the model when a person denied the call, and when nobody decided in time', async () => {
+    const denied = streamRun(first, 'guarded', 'time please');
+    const pending = await awaiting(second);
+    await decide(second, pending.run.id, pending.approval.id, { approved: false, comment: 'not today' });
+    const deniedFrames = await denied;
+    expect(deniedFrames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Completed' } });
+    expect(deniedFrames.at(-1)!.data.output.text).toContain('denied this tool call: not today');
+
+    const ignored = streamRun(first, 'guarded', 'time, eventually');
+    const late = await awaiting(second);
+    const ignoredFrames = await ignored; // Approvals:DefaultExpiration is 3 s in this suite
+    expect(ignoredFrames.at(-1)!.data.output.text).toContain('expired');
+    expect((await second.request('GET', `/api/runs/${late.run.id}/approvals`)).body[0]).toMatchObject({ status: 'Expired' });
+  });
+
+  it('cancels a run that waits for approval', async () => {
+    const waiting = streamRun(first, 'guarded', 'never mind');
+    const { run } = await awaiting(second);
+    expect((await second.request('POST', `/api/runs/${run.id}/cancel`)).status).toBe(202);
+    expect((await waiting).at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
   });
 });

@@ -19,6 +19,7 @@ import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circu
 import type { ModelResolver } from './providers/model-providers.js';
 import {
   TERMINAL_STATUSES,
+  type ApprovalRow,
   type RunEventRow,
   type RunEventTarget,
   type RunFilter,
@@ -31,6 +32,8 @@ import { BUILT_IN_EXECUTORS } from './tools.js';
 
 /** Model steps per run (each tool round-trip is one). */
 const MAX_STEPS = 8;
+/** `Approvals:ExpirationEnabled` false: a request waits (practically) for ever. */
+const NEVER_EXPIRES_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 /** The handler key of queued runs, for `Scheduling:LaneByHandlerKey`. */
 export const QUEUED_RUN_HANDLER_KEY = 'agent-run';
 const DEFAULT_LANE = 'default';
@@ -79,6 +82,8 @@ export type RunUpdate =
   | { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown }
   | { type: 'tool-result'; toolCallId: string; result: unknown }
   | { type: 'child-run'; runId: string; agentName: string }
+  /** Tool calls that wait for a human decision (the run is AwaitingApproval meanwhile). */
+  | { type: 'approvals'; approvals: ApprovalRow[] }
   /** A completed or canceled run. */
   | { type: 'finished'; run: RunRow; outputText: string }
   | { type: 'failed'; run: RunRow; errorType: string; message: string };
@@ -217,6 +222,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     return values;
   }
 
+  const approvalRequired = new Set(config.Approvals.RequiredTools);
+  /** A decision made on another instance wakes the run through pub/sub; this is the fallback. */
+  const APPROVAL_POLL_MS = 1000;
+
   /** A non-positive graph limit removes it (SPEC Limits). */
   const limit = (value: number | null) => (value === null || value <= 0 ? Infinity : value);
   const graph = {
@@ -293,19 +302,58 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
     for (const name of definition.tools) {
       const entry = catalog.get(name);
-      const execute = BUILT_IN_EXECUTORS[name];
-      if (!entry || !execute) continue; // a reference that disappeared since the agent was saved
-      tools[name] = tool({
-        description: entry.description,
-        inputSchema: jsonSchema(entry.inputSchema as never),
-        execute: async (input) =>
-          limitToolOutput(
-            await withTimeout(execute(input as Record<string, unknown>), config.Tools.DefaultTimeout, name),
-            config.Tools.DefaultMaxOutputBytes,
-          ),
-      });
+      if (!entry || !BUILT_IN_EXECUTORS[name]) continue; // a reference that disappeared since the agent was saved
+      const inputSchema = jsonSchema<Record<string, unknown>>(entry.inputSchema as never);
+      // A tool that needs approval has no execute: the model's turn ends at its call, and the run
+      // executes it (or not) once a human decided, outside the model call and its timeout.
+      tools[name] = approvalRequired.has(name)
+        ? tool({ description: entry.description, inputSchema })
+        : tool({ description: entry.description, inputSchema, execute: (input) => runCatalogTool(name, input) });
     }
     return tools;
+  }
+
+  function runCatalogTool(name: string, input: unknown) {
+    return withTimeout(BUILT_IN_EXECUTORS[name](input as Record<string, unknown>), config.Tools.DefaultTimeout, name).then((output) =>
+      limitToolOutput(output, config.Tools.DefaultMaxOutputBytes),
+    );
+  }
+
+  /** Resolves once none of `ids` is Pending; decisions from any instance wake it through pub/sub. */
+  async function decisions(runId: string, ids: string[], signal: AbortSignal): Promise<ApprovalRow[]> {
+    let wake: (() => void) | undefined;
+    const subscription = await deps.pubsub.subscribe(`approval:${runId}`, () => wake?.());
+    try {
+      while (true) {
+        const approvals = await repository.approvals(runId, ids);
+        if (approvals.every((approval) => approval.status !== 'Pending')) return approvals;
+        if (signal.aborted) throw new Error('aborted');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, APPROVAL_POLL_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          signal.addEventListener('abort', () => wake?.(), { once: true });
+        });
+      }
+    } finally {
+      await subscription.unsubscribe();
+    }
+  }
+
+  /** What the model learns of a tool call that waited for a decision. */
+  async function decidedToolOutput(approval: ApprovalRow): Promise<unknown> {
+    if (approval.status === 'Approved') {
+      try {
+        return await runCatalogTool(approval.toolName, approval.args);
+      } catch (error) {
+        return { error: String((error as Error)?.message ?? error) };
+      }
+    }
+    return approval.status === 'Expired'
+      ? { error: 'the approval request expired before anyone decided; the tool was not run' }
+      : { error: `a person denied this tool call${approval.comment ? `: ${approval.comment}` : ''}; the tool was not run` };
   }
 
   async function readAttachments(caller: Caller, ids: string[]): Promise<AttachmentContent[]> {
@@ -478,8 +526,9 @@ export function createRunEngine(deps: RunEngineDeps) {
         let produced = false;
         let attemptMessages = messages;
         try {
-          // A Json/JsonSchema answer that does not validate is asked for again, at most MaxRepairAttempts times.
-          for (let attempt = 0; ; attempt += 1) {
+          // A Json/JsonSchema answer that does not validate is asked for again, at most MaxRepairAttempts
+          // times; a turn that ends at tool calls needing approval continues once they are decided.
+          for (let repairs = 0; ;) {
             const result = streamText({
               model: resolved.languageModel,
               system: systemPrompt,
@@ -554,9 +603,60 @@ export function createRunEngine(deps: RunEngineDeps) {
               }
               while (pending.length) yield pending.shift()!;
             }
+            const lastStep = (await result.steps).at(-1);
+            const undecided = (lastStep?.toolCalls ?? []).filter(
+              (call) => approvalRequired.has(call.toolName) && !lastStep!.toolResults.some((done) => done.toolCallId === call.toolCallId),
+            );
+            if (undecided.length && !graphLimit) {
+              const requested = await repository.requestApprovals(
+                runId,
+                undecided.map((call) => ({ id: randomUUID(), toolCallId: call.toolCallId, toolName: call.toolName, args: call.input })),
+                config.Approvals.ExpirationEnabled ? config.Approvals.DefaultExpiration : NEVER_EXPIRES_MS,
+              );
+              for (const approval of requested) {
+                await emit('approval.requested', {
+                  approvalId: approval.id,
+                  toolCallId: approval.toolCallId,
+                  toolName: approval.toolName,
+                  args: config.RunRecording.RecordToolPayloads ? recordable(approval.args, config.RunRecording.MaxPayloadLength) : null,
+                  expiresAt: approval.expiresAt,
+                });
+              }
+              yield { type: 'approvals', approvals: requested };
+              const decided = await decisions(
+                runId,
+                requested.map((approval) => approval.id),
+                signal,
+              );
+              await record('run status', () => repository.setStatus(runId, 'Running'));
+              const toolResults = [];
+              for (const approval of decided) {
+                await emit('approval.decided', {
+                  approvalId: approval.id,
+                  status: approval.status,
+                  decidedBy: approval.decidedBy,
+                  comment: approval.comment,
+                });
+                const output = await decidedToolOutput(approval);
+                await emit('tool.completed', {
+                  toolCallId: approval.toolCallId,
+                  toolName: approval.toolName,
+                  result: config.RunRecording.RecordToolPayloads ? recordable(output, config.RunRecording.MaxPayloadLength) : null,
+                });
+                yield { type: 'tool-result', toolCallId: approval.toolCallId, result: output };
+                toolResults.push({
+                  type: 'tool-result' as const,
+                  toolCallId: approval.toolCallId,
+                  toolName: approval.toolName,
+                  output: { type: 'json' as const, value: output as never },
+                });
+              }
+              attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];
+              continue;
+            }
             const problem = structured?.(outputText);
             if (!problem) break;
-            if (attempt >= config.StructuredResponse.MaxRepairAttempts) {
+            if (repairs++ >= config.StructuredResponse.MaxRepairAttempts) {
               structuredFailure = { errorType: 'invalid_structured_response', message: problem };
               break;
             }
@@ -715,9 +815,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
   }
 
-  /** A feedback change in the audit trail; a failed write is logged with the entry, the change stands. */
-  async function auditScore(caller: Caller, action: string, score: ScoreRow) {
-    const entry = {
+  /** A feedback change in the audit trail. */
+  function auditScore(caller: Caller, action: string, score: ScoreRow) {
+    return audit(caller, {
       action,
       resourceType: 'run-score',
       resourceId: score.id,
@@ -729,7 +829,19 @@ export function createRunEngine(deps: RunEngineDeps) {
         value: score.value,
         textValue: score.textValue,
       },
-    };
+    });
+  }
+
+  const auditApproval = (caller: Caller, approval: ApprovalRow) =>
+    audit(caller, {
+      action: `approval.${approval.status.toLowerCase()}`,
+      resourceType: 'run-approval',
+      resourceId: approval.id,
+      details: { runId: approval.runId, toolName: approval.toolName, comment: approval.comment },
+    });
+
+  /** An audit entry; a failed write is logged with the whole entry, and the change stands. */
+  async function audit(caller: Caller, entry: Parameters<AuditWriter>[1]) {
     try {
       await deps.audit(caller, entry);
     } catch (error) {
@@ -830,6 +942,13 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (failed.length) logger.warn({ runs: failed }, 'closed orphaned runs');
     },
 
+    /** One expiry scan: pending approvals past `expiresAt` become Expired and their runs go on (the tool is not run). */
+    async expireApprovals() {
+      const expired = await repository.expireApprovals(config.Approvals.MaxPerScan);
+      for (const runId of new Set(expired.map((approval) => approval.runId))) await deps.pubsub.publish(`approval:${runId}`, 'expired');
+      return expired.length;
+    },
+
     /** Waits for the orphaned runs this process restarted. */
     drain: () => Promise.all(continuing),
 
@@ -884,6 +1003,30 @@ export function createRunEngine(deps: RunEngineDeps) {
       });
       await auditScore(caller, saved.created ? 'feedback.created' : 'feedback.updated', saved.score);
       return saved;
+    },
+
+    async listApprovals(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      return repository.approvals(runId);
+    },
+
+    /**
+     * Records a decision on a pending tool call (from any instance) and wakes the run; the instance
+     * executing the run emits `approval.decided` and goes on. 409 once decided or expired.
+     */
+    async decideApproval(caller: Caller, runId: string, approvalId: string, decision: { approved: boolean; comment?: string }) {
+      await requireRun(caller, runId);
+      const known = isUuid(approvalId) ? await repository.approvals(runId, [approvalId]) : [];
+      if (!known.length) throw notFound(`approval ${approvalId} not found`);
+      const decided = await repository.decideApproval(runId, approvalId, {
+        approved: decision.approved,
+        decidedBy: caller.userId ?? caller.actor,
+        comment: decision.comment?.trim() || null,
+      });
+      if (!decided) throw conflict(`approval ${approvalId} is ${known[0].status}, not Pending`);
+      await deps.pubsub.publish(`approval:${runId}`, approvalId);
+      await auditApproval(caller, decided);
+      return decided;
     },
 
     async listFeedback(caller: Caller, runId: string) {

@@ -1,6 +1,6 @@
 import type { runPb as pb } from '@hangar/contracts';
 import { validationError, type CallerContext } from '@hangar/platform';
-import { RUN_KINDS, RUN_STATUSES, type RunKind, type RunRow, type RunStatus, type ScoreRow } from './run.repository.js';
+import { RUN_KINDS, RUN_STATUSES, type ApprovalRow, type RunKind, type RunRow, type RunStatus, type ScoreRow } from './run.repository.js';
 import type { RunEngine, RunUpdate } from './run-engine.service.js';
 
 export const runToProto = (run: RunRow): pb.RunRecord => ({
@@ -43,6 +43,13 @@ const scoreToProto = (score: ScoreRow): pb.Score => ({
   comment: score.comment ?? undefined,
 });
 
+const approvalToProto = (approval: ApprovalRow): pb.Approval => ({
+  ...approval,
+  decidedBy: approval.decidedBy ?? undefined,
+  comment: approval.comment ?? undefined,
+  decidedAt: approval.decidedAt ?? undefined,
+});
+
 function updateToProto(update: RunUpdate): pb.StartRunResponse {
   switch (update.type) {
     case 'started':
@@ -55,6 +62,8 @@ function updateToProto(update: RunUpdate): pb.StartRunResponse {
       return { update: { $case: 'toolResult', value: { toolCallId: update.toolCallId, result: update.result } } };
     case 'child-run':
       return { update: { $case: 'childRun', value: { runId: update.runId, agentName: update.agentName } } };
+    case 'approvals':
+      return { update: { $case: 'approvals', value: { approvals: update.approvals.map(approvalToProto) } } };
     case 'finished':
       return { update: { $case: 'finished', value: { run: runToProto(update.run), outputText: update.outputText } } };
     case 'failed':
@@ -137,6 +146,12 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     },
     async listFeedback({ runId }, { caller }) {
       return { scores: (await engine.listFeedback(caller, runId)).map(scoreToProto) };
+    },
+    async listApprovals({ runId }, { caller }) {
+      return { approvals: (await engine.listApprovals(caller, runId)).map(approvalToProto) };
+    },
+    async decideApproval({ runId, approvalId, approved, comment }, { caller }) {
+      return { approval: approvalToProto(await engine.decideApproval(caller, runId, approvalId, { approved, comment })) };
     },
     async deleteFeedback({ runId, scoreId }, { caller }) {
       await engine.deleteFeedback(caller, runId, scoreId);

@@ -142,9 +142,16 @@ export const runExecutorModule = grpcServiceModule({
           engine.reconcileOrphans().catch((error) => logger.warn({ err: error }, 'orphan scan failed'));
         }, reconciliation.ScanInterval)
       : undefined;
+    const approvals = config.Approvals;
+    const approvalScanner = approvals.ExpirationEnabled
+      ? setInterval(() => {
+          engine.expireApprovals().catch((error) => logger.warn({ err: error }, 'approval expiry scan failed'));
+        }, approvals.ScanInterval)
+      : undefined;
     return {
       close: async () => {
         clearInterval(scanner);
+        clearInterval(approvalScanner);
         await worker?.stop();
         await engine.drain();
         await relay.stop();

@@ -46,6 +46,19 @@ export interface RunDatabase {
   };
   run_events: { run_id: string; seq: number; type: string; at: Generated<Date>; data: unknown };
   run_event_outbox: { id: Generated<string>; root_run_id: string; payload: unknown };
+  run_approvals: {
+    id: string;
+    run_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    args: unknown;
+    status: ApprovalStatus;
+    decided_by: string | null;
+    comment: string | null;
+    created_at: Generated<Date>;
+    expires_at: Date;
+    decided_at: Date | null;
+  };
   run_inputs: { run_id: string; input: unknown; recorded_at: Generated<Date> };
   run_continuations: { run_id: string; payload: unknown; attempts: Generated<number>; created_at: Generated<Date> };
   jobs: {
@@ -86,6 +99,36 @@ export interface LeasedJob {
   payload: unknown;
   attempts: number;
 }
+
+export type ApprovalStatus = 'Pending' | 'Approved' | 'Denied' | 'Expired';
+
+export interface ApprovalRow {
+  id: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  status: ApprovalStatus;
+  decidedBy: string | null;
+  comment: string | null;
+  createdAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+}
+
+const toApproval = (row: Omit<RunDatabase['run_approvals'], 'created_at'> & { created_at: Date }): ApprovalRow => ({
+  id: row.id,
+  runId: row.run_id,
+  toolCallId: row.tool_call_id,
+  toolName: row.tool_name,
+  args: row.args,
+  status: row.status,
+  decidedBy: row.decided_by,
+  comment: row.comment,
+  createdAt: row.created_at.toISOString(),
+  expiresAt: row.expires_at.toISOString(),
+  decidedAt: row.decided_at?.toISOString() ?? null,
+});
 
 export interface ScoreRow {
   id: string;
@@ -494,6 +537,98 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         .execute();
     },
 
+    /** Asks for decisions on tool calls: the approvals (Pending) and the run's status, together. */
+    async requestApprovals(
+      runId: string,
+      calls: Array<{ id: string; toolCallId: string; toolName: string; args: unknown }>,
+      expiresInMs: number,
+    ): Promise<ApprovalRow[]> {
+      return db.transaction().execute(async (trx) => {
+        const rows = await trx
+          .insertInto('run_approvals')
+          .values(
+            calls.map((call) => ({
+              id: call.id,
+              run_id: runId,
+              tool_call_id: call.toolCallId,
+              tool_name: call.toolName,
+              args: jsonb(call.args),
+              status: 'Pending' as const,
+              decided_by: null,
+              comment: null,
+              expires_at: sql<Date>`now() + ${`${expiresInMs} milliseconds`}::interval`,
+              decided_at: null,
+            })),
+          )
+          .returningAll()
+          .execute();
+        await trx
+          .updateTable('runs')
+          .set({ status: RUN_STATUSES.indexOf('AwaitingApproval') })
+          .where('id', '=', runId)
+          .execute();
+        return rows.map(toApproval);
+      });
+    },
+
+    async approvals(runId: string, ids?: string[]): Promise<ApprovalRow[]> {
+      const rows = await db
+        .selectFrom('run_approvals')
+        .selectAll()
+        .where('run_id', '=', runId)
+        .$if(ids !== undefined, (query) => query.where('id', 'in', ids!))
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toApproval);
+    },
+
+    /** Decides a pending approval; undefined when it is not pending any more. */
+    async decideApproval(runId: string, approvalId: string, decision: { approved: boolean; decidedBy: string; comment: string | null }) {
+      const row = await db
+        .updateTable('run_approvals')
+        .set({
+          status: decision.approved ? 'Approved' : 'Denied',
+          decided_by: decision.decidedBy,
+          comment: decision.comment,
+          decided_at: sql`now()`,
+        })
+        .where('run_id', '=', runId)
+        .where('id', '=', approvalId)
+        .where('status', '=', 'Pending')
+        .returningAll()
+        .executeTakeFirst();
+      return row && toApproval(row);
+    },
+
+    /** Marks pending approvals past their expiry as Expired; returns them. */
+    async expireApprovals(limit: number): Promise<ApprovalRow[]> {
+      const rows = await db
+        .updateTable('run_approvals')
+        .set({ status: 'Expired', decided_at: sql`now()` })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('run_approvals')
+            .select('id')
+            .where('status', '=', 'Pending')
+            .where('expires_at', '<=', sql<Date>`now()`)
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
+        .returningAll()
+        .execute();
+      return rows.map(toApproval);
+    },
+
+    async setStatus(runId: string, status: RunStatus) {
+      await db
+        .updateTable('runs')
+        .set({ status: RUN_STATUSES.indexOf(status) })
+        .where('id', '=', runId)
+        .execute();
+    },
+
     /** Cancels a queued run whose job no worker has leased yet; undefined when one already has. */
     async cancelQueued(runId: string): Promise<RunRow | undefined> {
       return db.transaction().execute(async (trx) => {
@@ -560,7 +695,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
           .selectFrom('runs')
           .leftJoin('run_continuations', 'run_continuations.run_id', 'runs.id')
           .select(['runs.id', 'runs.tenant_id', 'runs.root_run_id', 'run_continuations.payload', 'run_continuations.attempts'])
-          .where('runs.status', '=', RUN_STATUSES.indexOf('Running'))
+          .where('runs.status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
           .where('runs.kind', '!=', 'Async')
           .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
           .limit(limit)

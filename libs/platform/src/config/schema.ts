@@ -313,6 +313,8 @@ export const ConfigSchema = z
       ExpirationEnabled: bool().default(true),
       ScanInterval: duration().default(60_000),
       MaxPerScan: int().default(100),
+      /** Catalog tools whose every call waits for a human decision (Hangar addition). */
+      RequiredTools: list(z.string()).default([]),
     }),
     OnlineEvaluation: section({
       Enabled: bool().default(false),

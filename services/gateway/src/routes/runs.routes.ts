@@ -122,6 +122,44 @@ function failedRunError(failed: runPb.RunFailed): HangarError {
 
 const RunIdParams = z.object({ runId: z.string().describe('Run id (uuid)') });
 const ScoreParams = z.object({ runId: z.string(), scoreId: z.string() });
+const ApprovalParams = z.object({ runId: z.string(), approvalId: z.string() });
+
+const ApprovalSchema = z
+  .object({
+    id: z.uuid(),
+    runId: z.uuid(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    args: z.unknown(),
+    status: z.enum(['Pending', 'Approved', 'Denied', 'Expired']),
+    decidedBy: z.string().nullable(),
+    comment: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime(),
+    decidedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'Approval' });
+
+const DecisionSchema = z
+  .strictObject({
+    approved: z.boolean().describe('true runs the tool call; false tells the model a person denied it'),
+    comment: z.string().max(4096).optional(),
+  })
+  .meta({ id: 'ApprovalDecision' });
+
+const approvalJson = (approval: runPb.Approval) => ({
+  id: approval.id,
+  runId: approval.runId,
+  toolCallId: approval.toolCallId,
+  toolName: approval.toolName,
+  args: approval.args ?? null,
+  status: approval.status,
+  decidedBy: approval.decidedBy ?? null,
+  comment: approval.comment ?? null,
+  createdAt: approval.createdAt,
+  expiresAt: approval.expiresAt,
+  decidedAt: approval.decidedAt ?? null,
+});
 
 const EstimateSchema = z
   .object({
@@ -333,6 +371,15 @@ export const runRoutes = [
             case 'childRun':
               stream.send('update', { type: 'child-run', runId: update.value.runId, agentName: update.value.agentName });
               break;
+            case 'approvals':
+              stream.send('approvals', {
+                approvals: update.value.approvals.map((approval) => ({
+                  id: approval.id,
+                  toolName: approval.toolName,
+                  args: approval.args ?? null,
+                })),
+              });
+              break;
             case 'finished': {
               const finished = runJson(update.value.run);
               stream.send('done', {
@@ -478,6 +525,43 @@ export const runRoutes = [
     async handler({ params, caller }, { runs }) {
       await runs.deleteFeedback({ runId: params.runId, scoreId: params.scoreId }, { caller });
       return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/runs/{runId}/approvals',
+    operationId: 'listRunApprovals',
+    summary: 'Tool calls of a run that waited or wait for a human decision (Approvals:RequiredTools)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: RunIdParams,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: { 200: { description: 'Approvals, oldest first', schema: ApprovalSchema.array() }, 404: problemResponse('Unknown run') },
+    async handler({ params, caller }, { runs }) {
+      return { status: 200, body: (await runs.listApprovals({ runId: params.runId }, { caller })).approvals.map(approvalJson) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/runs/{runId}/approvals/{approvalId}',
+    operationId: 'decideRunApproval',
+    summary: 'Approve or deny a pending tool call; the run goes on wherever it executes',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: ApprovalParams,
+    body: DecisionSchema,
+    runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+    responses: {
+      200: { description: 'The decided approval', schema: ApprovalSchema },
+      404: problemResponse('Unknown run or approval'),
+      409: problemResponse('The approval was already decided or expired'),
+    },
+    async handler({ params, body, caller }, { runs }) {
+      const { approval } = await runs.decideApproval(
+        { runId: params.runId, approvalId: params.approvalId, approved: body.approved, comment: body.comment },
+        { caller },
+      );
+      return { status: 200, body: approvalJson(approval!) };
     },
   }),
   defineRoute({

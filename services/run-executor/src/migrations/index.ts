@@ -134,4 +134,25 @@ export const runMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0007_run_approvals': {
+    async up(db: Kysely<any>) {
+      // Tool calls waiting for a human decision: Pending → Approved | Denied | Expired.
+      await db.schema
+        .createTable('run_approvals')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addColumn('tool_call_id', 'text', (column) => column.notNull())
+        .addColumn('tool_name', 'text', (column) => column.notNull())
+        .addColumn('args', 'jsonb')
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('decided_by', 'text')
+        .addColumn('comment', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('expires_at', 'timestamptz', (column) => column.notNull())
+        .addColumn('decided_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('run_approvals_run').on('run_approvals').column('run_id').execute();
+      await db.schema.createIndex('run_approvals_pending').on('run_approvals').columns(['status', 'expires_at']).execute();
+    },
+  },
 };

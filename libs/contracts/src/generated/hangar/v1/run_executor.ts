@@ -125,7 +125,49 @@ export interface StartRunResponse {
     | { $case: "finished"; value: RunFinished }
     | { $case: "failed"; value: RunFailed }
     | { $case: "childRun"; value: ChildRun }
+    | { $case: "approvals"; value: ApprovalsRequested }
     | undefined;
+}
+
+/** Tool calls that wait for a human decision; the run is AwaitingApproval until each is decided. */
+export interface ApprovalsRequested {
+  approvals: Approval[];
+}
+
+export interface Approval {
+  id: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  args:
+    | any
+    | undefined;
+  /** Pending, Approved, Denied or Expired. */
+  status: string;
+  decidedBy?: string | undefined;
+  comment?: string | undefined;
+  createdAt: string | undefined;
+  expiresAt: string | undefined;
+  decidedAt?: string | undefined;
+}
+
+export interface ListApprovalsRequest {
+  runId: string;
+}
+
+export interface ListApprovalsResponse {
+  approvals: Approval[];
+}
+
+export interface DecideApprovalRequest {
+  runId: string;
+  approvalId: string;
+  approved: boolean;
+  comment?: string | undefined;
+}
+
+export interface DecideApprovalResponse {
+  approval: Approval | undefined;
 }
 
 export interface GetRunRequest {
@@ -1595,6 +1637,9 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
       case "childRun":
         ChildRun.encode(message.update.value, writer.uint32(58).fork()).join();
         break;
+      case "approvals":
+        ApprovalsRequested.encode(message.update.value, writer.uint32(66).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1668,6 +1713,14 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
             message.update = { $case: "childRun", value: ChildRun.decode(reader, reader.uint32()) };
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.update = { $case: "approvals", value: ApprovalsRequested.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1728,7 +1781,513 @@ export const StartRunResponse: MessageFns<StartRunResponse> = {
         }
         break;
       }
+      case "approvals": {
+        if (object.update?.value !== undefined && object.update?.value !== null) {
+          message.update = { $case: "approvals", value: ApprovalsRequested.fromPartial(object.update.value) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseApprovalsRequested(): ApprovalsRequested {
+  return { approvals: [] };
+}
+
+export const ApprovalsRequested: MessageFns<ApprovalsRequested> = {
+  encode(message: ApprovalsRequested, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.approvals) {
+      Approval.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApprovalsRequested {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApprovalsRequested();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.approvals.push(Approval.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ApprovalsRequested>): ApprovalsRequested {
+    return ApprovalsRequested.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApprovalsRequested>): ApprovalsRequested {
+    const message = createBaseApprovalsRequested();
+    message.approvals = object.approvals?.map((e) => Approval.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseApproval(): Approval {
+  return {
+    id: "",
+    runId: "",
+    toolCallId: "",
+    toolName: "",
+    args: undefined,
+    status: "",
+    decidedBy: undefined,
+    comment: undefined,
+    createdAt: undefined,
+    expiresAt: undefined,
+    decidedAt: undefined,
+  };
+}
+
+export const Approval: MessageFns<Approval> = {
+  encode(message: Approval, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.runId !== "") {
+      writer.uint32(18).string(message.runId);
+    }
+    if (message.toolCallId !== "") {
+      writer.uint32(26).string(message.toolCallId);
+    }
+    if (message.toolName !== "") {
+      writer.uint32(34).string(message.toolName);
+    }
+    if (message.args !== undefined) {
+      Value.encode(Value.wrap(message.args), writer.uint32(42).fork()).join();
+    }
+    if (message.status !== "") {
+      writer.uint32(50).string(message.status);
+    }
+    if (message.decidedBy !== undefined) {
+      writer.uint32(58).string(message.decidedBy);
+    }
+    if (message.comment !== undefined) {
+      writer.uint32(66).string(message.comment);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(74).fork()).join();
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(82).fork()).join();
+    }
+    if (message.decidedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.decidedAt), writer.uint32(90).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Approval {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApproval();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.toolName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.args = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.decidedBy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.decidedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Approval>): Approval {
+    return Approval.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Approval>): Approval {
+    const message = createBaseApproval();
+    message.id = object.id ?? "";
+    message.runId = object.runId ?? "";
+    message.toolCallId = object.toolCallId ?? "";
+    message.toolName = object.toolName ?? "";
+    message.args = object.args === undefined ? undefined : object.args;
+    message.status = object.status ?? "";
+    message.decidedBy = object.decidedBy ?? undefined;
+    message.comment = object.comment ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.decidedAt = object.decidedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListApprovalsRequest(): ListApprovalsRequest {
+  return { runId: "" };
+}
+
+export const ListApprovalsRequest: MessageFns<ListApprovalsRequest> = {
+  encode(message: ListApprovalsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApprovalsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApprovalsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListApprovalsRequest>): ListApprovalsRequest {
+    return ListApprovalsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListApprovalsRequest>): ListApprovalsRequest {
+    const message = createBaseListApprovalsRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseListApprovalsResponse(): ListApprovalsResponse {
+  return { approvals: [] };
+}
+
+export const ListApprovalsResponse: MessageFns<ListApprovalsResponse> = {
+  encode(message: ListApprovalsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.approvals) {
+      Approval.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApprovalsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApprovalsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.approvals.push(Approval.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListApprovalsResponse>): ListApprovalsResponse {
+    return ListApprovalsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListApprovalsResponse>): ListApprovalsResponse {
+    const message = createBaseListApprovalsResponse();
+    message.approvals = object.approvals?.map((e) => Approval.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDecideApprovalRequest(): DecideApprovalRequest {
+  return { runId: "", approvalId: "", approved: false, comment: undefined };
+}
+
+export const DecideApprovalRequest: MessageFns<DecideApprovalRequest> = {
+  encode(message: DecideApprovalRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.approvalId !== "") {
+      writer.uint32(18).string(message.approvalId);
+    }
+    if (message.approved !== false) {
+      writer.uint32(24).bool(message.approved);
+    }
+    if (message.comment !== undefined) {
+      writer.uint32(34).string(message.comment);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DecideApprovalRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecideApprovalRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.approvalId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.approved = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DecideApprovalRequest>): DecideApprovalRequest {
+    return DecideApprovalRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DecideApprovalRequest>): DecideApprovalRequest {
+    const message = createBaseDecideApprovalRequest();
+    message.runId = object.runId ?? "";
+    message.approvalId = object.approvalId ?? "";
+    message.approved = object.approved ?? false;
+    message.comment = object.comment ?? undefined;
+    return message;
+  },
+};
+
+function createBaseDecideApprovalResponse(): DecideApprovalResponse {
+  return { approval: undefined };
+}
+
+export const DecideApprovalResponse: MessageFns<DecideApprovalResponse> = {
+  encode(message: DecideApprovalResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.approval !== undefined) {
+      Approval.encode(message.approval, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DecideApprovalResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecideApprovalResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.approval = Approval.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DecideApprovalResponse>): DecideApprovalResponse {
+    return DecideApprovalResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DecideApprovalResponse>): DecideApprovalResponse {
+    const message = createBaseDecideApprovalResponse();
+    message.approval = (object.approval !== undefined && object.approval !== null)
+      ? Approval.fromPartial(object.approval)
+      : undefined;
     return message;
   },
 };
@@ -3456,6 +4015,23 @@ export const RunExecutorServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Tool calls waiting for a human decision, and the decision (from any instance). */
+    listApprovals: {
+      name: "ListApprovals",
+      requestType: ListApprovalsRequest as typeof ListApprovalsRequest,
+      requestStream: false,
+      responseType: ListApprovalsResponse as typeof ListApprovalsResponse,
+      responseStream: false,
+      options: {},
+    },
+    decideApproval: {
+      name: "DecideApproval",
+      requestType: DecideApprovalRequest as typeof DecideApprovalRequest,
+      requestStream: false,
+      responseType: DecideApprovalResponse as typeof DecideApprovalResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -3500,6 +4076,15 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: DeleteFeedbackRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<DeleteFeedbackResponse>>;
+  /** Tool calls waiting for a human decision, and the decision (from any instance). */
+  listApprovals(
+    request: ListApprovalsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListApprovalsResponse>>;
+  decideApproval(
+    request: DecideApprovalRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DecideApprovalResponse>>;
 }
 
 export interface RunExecutorServiceClient<CallOptionsExt = {}> {
@@ -3543,6 +4128,15 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<DeleteFeedbackRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<DeleteFeedbackResponse>;
+  /** Tool calls waiting for a human decision, and the decision (from any instance). */
+  listApprovals(
+    request: DeepPartial<ListApprovalsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListApprovalsResponse>;
+  decideApproval(
+    request: DeepPartial<DecideApprovalRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DecideApprovalResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
