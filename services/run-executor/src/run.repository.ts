@@ -707,6 +707,13 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         for (const orphan of orphans) {
           const seq = (await lastSeq(trx, orphan.id)) + 1;
           const target = { runId: orphan.id, rootRunId: orphan.root_run_id, tenantId: orphan.tenant_id };
+          // Whoever waited for these decisions is gone; a restarted run asks again.
+          await trx
+            .updateTable('run_approvals')
+            .set({ status: 'Expired', decided_at: sql`now()` })
+            .where('run_id', '=', orphan.id)
+            .where('status', '=', 'Pending')
+            .execute();
           if (orphan.payload !== null && orphan.attempts !== null && orphan.attempts < maxContinuations) {
             const attempt = orphan.attempts + 1;
             await trx.updateTable('run_continuations').set({ attempts: attempt }).where('run_id', '=', orphan.id).execute();
