@@ -622,6 +622,27 @@ describe('queued runs', () => {
   });
 });
 
+describe('RunRecording:Enabled false', () => {
+  it('keeps the run record but writes no events', async () => {
+    const quiet = await startHangar({ modules: allInOneModules(), overrides: { RunRecording: { Enabled: false } } });
+    try {
+      const done = await quiet.request('POST', '/api/agents/code-helper/run', {
+        body: { message: 'hush' },
+        headers: { 'idempotency-key': 'quiet' },
+      });
+      expect(done.status, done.text).toBe(200);
+      expect((await quiet.request('GET', `/api/runs/${done.body.runId}`)).body).toMatchObject({
+        status: 'Completed',
+        usage: { totalTokens: expect.any(Number) },
+      });
+      const events = await fetch(`${quiet.url}/api/runs/${done.body.runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+      expect(parseSseFrames(await events.text())).toEqual([]);
+    } finally {
+      await quiet.stop();
+    }
+  });
+});
+
 describe('job lanes', () => {
   const instances: HangarUnderTest[] = [];
   const startWith = async (scheduling: Record<string, unknown>) => {

@@ -178,6 +178,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     let seq = afterSeq;
     let queue: Promise<void> = Promise.resolve();
     const emit = (type: string, data: Record<string, unknown>) => {
+      // RunRecording:Enabled false keeps the run record (status, usage, cost) but no event log.
+      if (!config.RunRecording.Enabled) return queue;
       const next = ++seq;
       queue = queue.then(async () => {
         const event = await record(`event ${type}`, () => repository.appendEvent(target, next, type, data));
