@@ -323,21 +323,14 @@ export function createRunEngine(deps: RunEngineDeps) {
 
   /** Resolves once none of `ids` is Pending; decisions from any instance wake it through pub/sub. */
   async function decisions(runId: string, ids: string[], signal: AbortSignal): Promise<ApprovalRow[]> {
-    let wake: (() => void) | undefined;
-    const subscription = await deps.pubsub.subscribe(`approval:${runId}`, () => wake?.());
+    const pause = createWakeablePause();
+    const subscription = await deps.pubsub.subscribe(`approval:${runId}`, pause.wake);
     try {
       while (true) {
         const approvals = await repository.approvals(runId, ids);
         if (approvals.every((approval) => approval.status !== 'Pending')) return approvals;
         if (signal.aborted) throw new Error('aborted');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, APPROVAL_POLL_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-          signal.addEventListener('abort', () => wake?.(), { once: true });
-        });
+        await pause.sleep(APPROVAL_POLL_MS, signal);
       }
     } finally {
       await subscription.unsubscribe();
@@ -785,8 +778,8 @@ export function createRunEngine(deps: RunEngineDeps) {
   /** Stored events after `afterSeq`, then live ones (pub/sub wakes the reader; the table stays the source). */
   async function* events(caller: Caller, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<RunEventRow> {
     await requireRun(caller, runId);
-    let wake: (() => void) | undefined;
-    const subscription = await deps.pubsub.subscribe(`run:${runId}`, () => wake?.());
+    const pause = createWakeablePause();
+    const subscription = await deps.pubsub.subscribe(`run:${runId}`, pause.wake);
     let last = afterSeq;
     let finishedAt: number | undefined;
     try {
@@ -803,14 +796,7 @@ export function createRunEngine(deps: RunEngineDeps) {
           finishedAt ??= Date.now();
           if (Date.now() - finishedAt > 2 * config.Hangar.Api.RunEventPollInterval) return;
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, config.Hangar.Api.RunEventPollInterval);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-          signal.addEventListener('abort', () => wake?.(), { once: true });
-        });
+        await pause.sleep(config.Hangar.Api.RunEventPollInterval, signal);
       }
     } finally {
       await subscription.unsubscribe();
@@ -1233,5 +1219,22 @@ function placeholderRun(
     depth: parent ? parent.depth + 1 : 0,
     userId: null,
     labels: {},
+  };
+}
+
+/** A pause that ends after `ms`, on `wake()` (a pub/sub message), or when `signal` aborts. */
+function createWakeablePause() {
+  let wake: (() => void) | undefined;
+  return {
+    wake: () => wake?.(),
+    sleep: (ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        signal.addEventListener('abort', () => wake?.(), { once: true });
+      }),
   };
 }
