@@ -20,6 +20,7 @@ import type { ModelResolver } from './providers/model-providers.js';
 import {
   TERMINAL_STATUSES,
   type ApprovalRow,
+  type NewRunEvent,
   type RunEventRow,
   type RunEventTarget,
   type RunFilter,
@@ -170,26 +171,47 @@ export function createRunEngine(deps: RunEngineDeps) {
   }
 
   /**
-   * Events are written in order on a per-run queue, so the caller's stream never waits for the
-   * store; each is published only once stored, and the run waits for the queue before it ends.
+   * Events are written in order, so the caller's stream never waits for the store: what arrives
+   * while a write is in flight goes in the next one, as one multi-row statement (a streamed answer
+   * emits an event per text delta). Each event is published only once stored, and the run waits
+   * for the writer to drain before it ends.
    */
   function createEventWriter(target: RunEventTarget, afterSeq = 0) {
     const { runId } = target;
     let seq = afterSeq;
-    let queue: Promise<void> = Promise.resolve();
-    const emit = (type: string, data: Record<string, unknown>) => {
+    let waiting: Array<NewRunEvent & { stored: () => void }> = [];
+    let writing: Promise<void> = Promise.resolve();
+    let inFlight = false;
+
+    async function writeWaiting() {
+      inFlight = true;
+      while (waiting.length) {
+        const batch = waiting;
+        waiting = [];
+        const stored = await record(`events ${batch[0].type}…`, () =>
+          repository.appendEvents(
+            target,
+            batch.map(({ seq, type, data }) => ({ seq, type, data })),
+          ),
+        );
+        if (stored) {
+          deps.eventsStored();
+          // A reader that missed a publication finds the event in the table.
+          for (const event of stored) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
+        }
+        for (const event of batch) event.stored();
+      }
+      inFlight = false;
+    }
+
+    const emit = (type: string, data: Record<string, unknown>): Promise<void> => {
       // RunRecording:Enabled false keeps the run record (status, usage, cost) but no event log.
-      if (!config.RunRecording.Enabled) return queue;
-      const next = ++seq;
-      queue = queue.then(async () => {
-        const event = await record(`event ${type}`, () => repository.appendEvent(target, next, type, data));
-        if (event) deps.eventsStored();
-        // A reader that missed the publication finds the event in the table.
-        if (event) await deps.pubsub.publish(`run:${runId}`, JSON.stringify(event));
-      });
-      return queue;
+      if (!config.RunRecording.Enabled) return Promise.resolve();
+      const done = new Promise<void>((stored) => waiting.push({ seq: ++seq, type, data, stored }));
+      if (!inFlight) writing = writeWaiting();
+      return done;
     };
-    return { emit, drained: () => queue };
+    return { emit, drained: () => writing };
   }
 
   function checkParameters(definition: AgentDefinition, parameters: StartRunRequest['parameters']): Map<string, string> {

@@ -337,7 +337,6 @@ async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun,
   return toRun(row as Selected);
 }
 
-/** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
 /** Where a run event belongs: its run, the tree's root (the event log's key) and the tenant. */
 export interface RunEventTarget {
   runId: string;
@@ -345,23 +344,23 @@ export interface RunEventTarget {
   tenantId: string;
 }
 
+export interface NewRunEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
 /**
- * Stores an event and queues it for the event log in one statement, so nothing is shipped that
- * was not stored. The outbox entry is the envelope consumers read: tenant, run, root, seq, type,
- * time and data.
+ * Stores events of one run and queues them for the event log in one statement, so nothing is
+ * shipped that was not stored. The outbox entry is the envelope consumers read: tenant, run, root,
+ * seq, type, time and data.
  */
-async function insertEvent(
-  db: Kysely<RunDatabase>,
-  target: RunEventTarget,
-  seq: number,
-  type: string,
-  data: Record<string, unknown>,
-): Promise<RunEventRow> {
-  const row = await db
+async function insertEvents(db: Kysely<RunDatabase>, target: RunEventTarget, events: NewRunEvent[]): Promise<RunEventRow[]> {
+  const rows = await db
     .with('stored', (qb) =>
       qb
         .insertInto('run_events')
-        .values({ run_id: target.runId, seq, type, data: jsonb(data) })
+        .values(events.map(({ seq, type, data }) => ({ run_id: target.runId, seq, type, data: jsonb(data) })))
         .returningAll(),
     )
     .with('queued', (qb) =>
@@ -376,13 +375,22 @@ async function insertEvent(
               sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
                 'payload',
               ),
-            ]),
+            ])
+            // Outbox ids follow the sequence, so the relay ships a run's events in order.
+            .orderBy('stored.seq'),
         ),
     )
     .selectFrom('stored')
     .selectAll()
-    .executeTakeFirstOrThrow();
-  return { seq: row.seq, runId: row.run_id, type: row.type, at: row.at.toISOString(), data: row.data as Record<string, unknown> };
+    .orderBy('seq')
+    .execute();
+  return rows.map((row) => ({
+    seq: row.seq,
+    runId: row.run_id,
+    type: row.type,
+    at: row.at.toISOString(),
+    data: row.data as Record<string, unknown>,
+  }));
 }
 
 /** The sequence of a run's last event, 0 when it has none. */
@@ -395,6 +403,7 @@ async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<number> 
   return Number(last?.seq ?? 0);
 }
 
+/** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
 export interface ReadViewTarget {
   schema: string;
   name: string;
@@ -722,7 +731,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
               .set({ heartbeat_at: sql`now()` })
               .where('id', '=', orphan.id)
               .execute();
-            await insertEvent(trx, target, seq, 'run.continued', { attempt, reason: 'orphaned' });
+            await insertEvents(trx, target, [{ seq, type: 'run.continued', data: { attempt, reason: 'orphaned' } }]);
             continued.push({ runId: orphan.id, payload: orphan.payload, attempt });
             continue;
           }
@@ -736,7 +745,9 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
             })
             .where('id', '=', orphan.id)
             .execute();
-          await insertEvent(trx, target, seq, 'run.failed', { errorType: 'orphaned', message: 'the process executing this run stopped' });
+          await insertEvents(trx, target, [
+            { seq, type: 'run.failed', data: { errorType: 'orphaned', message: 'the process executing this run stopped' } },
+          ]);
           failed.push(orphan.id);
         }
         return { failed, continued };
@@ -899,8 +910,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       return row && toScore(row);
     },
 
-    appendEvent: (target: RunEventTarget, seq: number, type: string, data: Record<string, unknown>) =>
-      insertEvent(db, target, seq, type, data),
+    appendEvents: (target: RunEventTarget, events: NewRunEvent[]) => insertEvents(db, target, events),
 
     /**
      * Hands up to `limit` queued events, oldest first, to `ship` and deletes them once it returns.
