@@ -56,7 +56,7 @@ beforeAll(async () => {
     Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
     Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` },
     Hangar: { Runs: { CancelReplyTimeout: '500ms' } },
-    Approvals: { RequiredTools: ['clock'], DefaultExpiration: '3s', ScanInterval: '200ms' },
+    Approvals: { RequiredTools: ['clock'], DefaultExpiration: '5s', ScanInterval: '200ms' },
     // No job worker, so a queued run stays queued until it is canceled.
     Scheduling: { RunWorker: false },
   };
@@ -199,7 +199,7 @@ describe('approvals across instances', () => {
 
     const ignored = streamRun(first, 'guarded', 'time, eventually');
     const late = await awaiting(second);
-    const ignoredFrames = await ignored; // Approvals:DefaultExpiration is 3 s in this suite
+    const ignoredFrames = await ignored; // Approvals:DefaultExpiration is 5 s in this suite
     expect(ignoredFrames.at(-1)!.data.output.text).toContain('expired');
     expect((await second.request('GET', `/api/runs/${late.run.id}/approvals`)).body[0]).toMatchObject({ status: 'Expired' });
   });
