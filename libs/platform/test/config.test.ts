@@ -97,6 +97,7 @@ describe('configuration', () => {
     [{ HANGAR__Tools__DefaultMaxOutputBytes: '10' }, 'Tools:DefaultMaxOutputBytes: must be at least 57 when set'],
     [{ HANGAR__Images__Enabled: 'true' }, 'Images:Provider: is required while Images:Enabled is true'],
     [{ HANGAR__Hangar__Api__Prefix: 'api/' }, 'Hangar:Api:Prefix'],
+    [{ HANGAR__ContentGuard__Pattern__MaskedPii: 'Email,ShoeSize' }, 'ContentGuard:Pattern:MaskedPii:1'],
   ])('refuses %j naming the key', (env, expected) => {
     expect(configError(() => loadConfig({ env })).join('\n')).toContain(expected);
   });

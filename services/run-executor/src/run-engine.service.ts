@@ -29,6 +29,7 @@ import {
   type ScoreRow,
   type Usage,
 } from './run.repository.js';
+import { contentGuardFrom } from './content-guard.js';
 import { BUILT_IN_EXECUTORS } from './tools.js';
 
 /** Model steps per run (each tool round-trip is one). */
@@ -247,6 +248,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   }
 
   const approvalRequired = new Set(config.Approvals.RequiredTools);
+  const guard = contentGuardFrom(config);
   /** A decision made on another instance wakes the run through pub/sub; this is the fallback. */
   const APPROVAL_POLL_MS = 1000;
 
@@ -435,6 +437,20 @@ export function createRunEngine(deps: RunEngineDeps) {
     const parent = context.parent?.run;
     const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
     const { definition, version, parameters, attachments, history } = await prepare(caller, request);
+    // The content guard sees the caller's words before anything records them or a model reads them.
+    const inspectInput = guard && config.ContentGuard.InspectInput;
+    const blockedInput = inspectInput && request.messages.some((message) => message.role === 'user' && guard.blocks(message.content));
+    if (inspectInput) {
+      request = {
+        ...request,
+        messages: request.messages.map((message) =>
+          message.role === 'user' ? { ...message, content: guard.mask(message.content) } : message,
+        ),
+      };
+    }
+    const inspectOutput = guard && config.ContentGuard.InspectOutput;
+    // Buffered, an answer reaches the caller only once the guard has read all of it.
+    const holdOutput = inspectOutput && config.ContentGuard.BufferStreamingOutput;
     const controller = new AbortController();
     const signal = controller.signal;
     const stopWithCaller = () => controller.abort();
@@ -523,9 +539,11 @@ export function createRunEngine(deps: RunEngineDeps) {
       let usage: Usage = ZERO_USAGE;
       let outputText = '';
       let answered: { provider: string; model: string } | undefined;
-      let failure: { errorType: string; message: string } | undefined;
+      let failure: { errorType: string; message: string } | undefined = blockedInput
+        ? { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' }
+        : undefined;
 
-      for (const candidate of [definition.model, ...definition.model.fallbacks]) {
+      for (const candidate of blockedInput ? [] : [definition.model, ...definition.model.fallbacks]) {
         const key = `${candidate.provider}/${candidate.model}`;
         const resolved = deps.models.resolve(candidate.provider, candidate.model);
         if (!resolved) {
@@ -574,12 +592,16 @@ export function createRunEngine(deps: RunEngineDeps) {
             });
             for await (const part of result.fullStream) {
               switch (part.type) {
-                case 'text-delta':
+                case 'text-delta': {
                   produced = true;
                   outputText += part.text;
-                  if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: part.text });
-                  yield { type: 'text-delta', text: part.text };
+                  if (holdOutput) break;
+                  // Unbuffered, each delta is masked alone: a value split across deltas escapes the mask.
+                  const text = inspectOutput ? guard.mask(part.text) : part.text;
+                  if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text });
+                  yield { type: 'text-delta', text };
                   break;
+                }
                 case 'tool-call':
                   produced = true;
                   await emit('tool.invoking', {
@@ -705,6 +727,20 @@ export function createRunEngine(deps: RunEngineDeps) {
         }
       }
 
+      if (inspectOutput && !failure && outputText) {
+        if (guard.blocks(outputText)) {
+          failure = {
+            errorType: 'content_blocked',
+            message: 'the answer contains content this deployment does not release (content guard)',
+          };
+        } else {
+          outputText = guard.mask(outputText);
+          if (holdOutput) {
+            if (config.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText });
+            yield { type: 'text-delta', text: outputText };
+          }
+        }
+      }
       const prices = priceFor(config.Pricing, answered?.provider ?? null, answered?.model ?? null);
       const cost = answered ? costOf(usage, prices, config.Pricing.Currency) : null;
       // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.

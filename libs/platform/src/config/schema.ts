@@ -350,7 +350,7 @@ export const ConfigSchema = z
       Pattern: z
         .strictObject({
           DeniedTerms: list(z.string()).default([]),
-          MaskedPii: list(z.string()).default([]),
+          MaskedPii: list(z.enum(['Email', 'Phone', 'CreditCard', 'IpAddress', 'Iban'])).default([]),
           MaskReplacement: str('[redacted]'),
         })
         .optional(),
