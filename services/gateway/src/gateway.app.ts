@@ -8,6 +8,7 @@ import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
+import { quotaRoutes } from './routes/quotas.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { runRoutes } from './routes/runs.routes.js';
 import { sessionRoutes } from './routes/sessions.routes.js';
@@ -24,6 +25,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...sessionRoutes,
     ...attachmentRoutes,
     ...auditRoutes,
+    ...quotaRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

@@ -1,5 +1,6 @@
 import type { AuditDatabase } from './audit.repository.js';
 import type { IdempotencyDatabase } from './idempotency.repository.js';
+import type { QuotaDatabase } from './quota.repository.js';
 
 /** Every table of the governance schema. */
-export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase;
+export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase;

@@ -1,7 +1,8 @@
 import { governancePb as pb } from '@hangar/contracts';
 import type { CallerContext } from '@hangar/platform';
 import type { AuditEntry } from './audit.repository.js';
-import type { GovernanceService } from './governance.service.js';
+import type { GovernanceService, QuotaStatus } from './governance.service.js';
+import type { QuotaRuleRow } from './quota.repository.js';
 
 const { IdempotencyOutcome } = pb;
 
@@ -11,6 +12,8 @@ const OUTCOME = {
   in_progress: IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS,
   mismatch: IdempotencyOutcome.IDEMPOTENCY_OUTCOME_MISMATCH,
 } as const;
+
+const quotaToProto = (status: QuotaStatus): pb.QuotaRule => ({ ...status, agentName: status.agentName ?? undefined });
 
 const entryToProto = (entry: AuditEntry): pb.AuditEntry => ({ ...entry, userId: entry.userId ?? undefined });
 
@@ -37,6 +40,27 @@ export function governanceGrpc(service: GovernanceService): pb.GovernanceService
     async releaseIdempotentRequest({ scope, key }, { caller }) {
       await service.releaseIdempotent(caller, { scope, key });
       return {};
+    },
+    async putQuotaRule({ rule }, { caller }) {
+      const saved = await service.putQuotaRule(caller, {
+        name: rule?.name ?? '',
+        metric: (rule?.metric ?? '') as QuotaRuleRow['metric'],
+        period: (rule?.period ?? '') as QuotaRuleRow['period'],
+        limit: rule?.limit ?? 0,
+        agentName: rule?.agentName ?? null,
+      });
+      return { rule: quotaToProto(saved.rule), created: saved.created };
+    },
+    async listQuotaRules(_request, { caller }) {
+      return { rules: (await service.listQuotaRules(caller)).map(quotaToProto) };
+    },
+    async deleteQuotaRule({ name }, { caller }) {
+      await service.deleteQuotaRule(caller, name);
+      return {};
+    },
+    async admitRun({ agentName }, { caller }) {
+      const decision = await service.admitRun(caller, agentName);
+      return decision.admitted ? { admitted: true } : { admitted: false, exceeded: quotaToProto(decision.exceeded) };
     },
     async listAudit({ action, resourceType, resourceId, skip, take }, { caller }) {
       return { entries: (await service.listAudit(caller, { action, resourceType, resourceId, skip, take })).map(entryToProto) };

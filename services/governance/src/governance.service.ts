@@ -1,6 +1,29 @@
-import { clampPage, validationError, type Caller } from '@hangar/platform';
+import { clampPage, notFound, validationError, type Caller } from '@hangar/platform';
 import type { AuditEntry, AuditFilter, AuditRepository } from './audit.repository.js';
 import type { BeginOutcome, IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
+import { checkTimeZone, quotaWindow } from './quota-window.js';
+import { QUOTA_METRICS, QUOTA_PERIODS, type QuotaMetric, type QuotaRepository, type QuotaRuleRow } from './quota.repository.js';
+
+export interface QuotaStatus extends QuotaRuleRow {
+  used: number;
+  windowStart: string;
+  resetsAt: string;
+}
+
+/** The envelope of a run event on the event log (what the run-executor's outbox ships). */
+export interface RunEventEnvelope {
+  tenantId: string;
+  runId: string;
+  rootRunId: string;
+  agentName: string;
+  seq: number;
+  type: string;
+  at: string;
+  data: { usage?: { totalTokens?: number }; cost?: { total?: number } | null };
+}
+
+const QUOTA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.canceled']);
 
 /** SPEC Retention: idempotency keys are kept one day, not bindable from configuration. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -10,7 +33,21 @@ type IdempotencyTarget = { scope: string; key: string };
 const ACTION = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
 
 /** Governance rules; so far the audit trail (who did what to which resource, per tenant). */
-export function createGovernanceService(deps: { audit: AuditRepository; idempotency: IdempotencyRepository }) {
+export function createGovernanceService(deps: {
+  audit: AuditRepository;
+  idempotency: IdempotencyRepository;
+  quotas: QuotaRepository;
+  quotaSettings: { enabled: boolean; timeZone: string };
+}) {
+  const { timeZone } = deps.quotaSettings;
+  checkTimeZone(timeZone);
+
+  async function statusOf(tenantId: string, rule: QuotaRuleRow, now = new Date()): Promise<QuotaStatus> {
+    const window = quotaWindow(rule.period, timeZone, now);
+    const used = await deps.quotas.used(tenantId, rule.metric, rule.agentName, window.start, window.end);
+    return { ...rule, used, windowStart: window.start.toISOString(), resetsAt: window.end.toISOString() };
+  }
+
   const target = (caller: Caller, { scope, key }: IdempotencyTarget) => {
     const errors = [
       ...(scope.trim() ? [] : [{ path: 'scope', message: 'is required' }]),
@@ -34,6 +71,63 @@ export function createGovernanceService(deps: { audit: AuditRepository; idempote
     releaseIdempotent: (caller: Caller, request: IdempotencyTarget) => deps.idempotency.release(target(caller, request)),
 
     purgeExpiredIdempotencyKeys: () => deps.idempotency.purgeExpired(),
+
+    /** Creates or replaces a quota rule (`name`, `metric` Runs|Tokens|Cost, `period` Hour|Day|Month, `limit` > 0, optional `agentName`). */
+    async putQuotaRule(caller: Caller, rule: QuotaRuleRow) {
+      const errors = [
+        ...(QUOTA_NAME.test(rule.name) ? [] : [{ path: 'name', message: 'must be 1-64 characters of letters, digits, ".", "_" or "-"' }]),
+        ...((QUOTA_METRICS as readonly string[]).includes(rule.metric)
+          ? []
+          : [{ path: 'metric', message: `must be one of ${QUOTA_METRICS.join(', ')}` }]),
+        ...((QUOTA_PERIODS as readonly string[]).includes(rule.period)
+          ? []
+          : [{ path: 'period', message: `must be one of ${QUOTA_PERIODS.join(', ')}` }]),
+        ...(Number.isFinite(rule.limit) && rule.limit > 0 ? [] : [{ path: 'limit', message: 'must be a number above 0' }]),
+        ...(rule.agentName === null || (rule.agentName.length > 0 && rule.agentName.length <= 128)
+          ? []
+          : [{ path: 'agentName', message: 'must be 1-128 characters when given' }]),
+      ];
+      if (errors.length) throw validationError('the quota rule is not valid', errors);
+      const saved = await deps.quotas.putRule(caller.tenantId, rule);
+      return { rule: await statusOf(caller.tenantId, saved.rule), created: saved.created };
+    },
+
+    async listQuotaRules(caller: Caller): Promise<QuotaStatus[]> {
+      const now = new Date();
+      return Promise.all((await deps.quotas.rules(caller.tenantId)).map((rule) => statusOf(caller.tenantId, rule, now)));
+    },
+
+    async deleteQuotaRule(caller: Caller, name: string) {
+      if (!(await deps.quotas.deleteRule(caller.tenantId, name))) throw notFound(`quota rule "${name}" not found`);
+    },
+
+    /** SPEC Agents 11: a run starts only while no rule that covers its agent is used up. */
+    async admitRun(caller: Caller, agentName: string): Promise<{ admitted: true } | { admitted: false; exceeded: QuotaStatus }> {
+      if (!deps.quotaSettings.enabled) return { admitted: true };
+      const now = new Date();
+      for (const rule of await deps.quotas.rules(caller.tenantId, agentName)) {
+        const status = await statusOf(caller.tenantId, rule, now);
+        if (status.used >= status.limit) return { admitted: false, exceeded: status };
+      }
+      return { admitted: true };
+    },
+
+    /** Counts a run event from the event log: a started run, and what a finished one used. */
+    async countRunEvent(event: RunEventEnvelope): Promise<boolean> {
+      const amounts: Array<{ metric: QuotaMetric; amount: number }> = [];
+      if (event.type === 'run.started') amounts.push({ metric: 'Runs', amount: 1 });
+      if (TERMINAL_RUN_EVENTS.has(event.type)) {
+        const tokens = event.data.usage?.totalTokens ?? 0;
+        const cost = event.data.cost?.total ?? 0;
+        if (tokens > 0) amounts.push({ metric: 'Tokens', amount: tokens });
+        if (cost > 0) amounts.push({ metric: 'Cost', amount: cost });
+      }
+      if (!amounts.length) return false;
+      return deps.quotas.count(
+        { runId: event.runId, seq: event.seq, tenantId: event.tenantId, agentName: event.agentName, at: new Date(event.at) },
+        amounts,
+      );
+    },
 
     /** Appends an entry for the caller: actor and user come from the caller, never from the request. */
     async recordAudit(

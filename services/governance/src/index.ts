@@ -3,3 +3,4 @@ export { createAuditRepository } from './audit.repository.js';
 export type { GovernanceDatabase } from './governance.database.js';
 export { governanceMigrations } from './migrations/index.js';
 export { createIdempotencyRepository } from './idempotency.repository.js';
+export { createQuotaRepository } from './quota.repository.js';

@@ -501,7 +501,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         );
       }
       const events = createEventWriter(
-        { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId },
+        { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: definition.name },
         existingRunId ? await repository.lastSeq(runId) : 0,
       );
       const emit = events.emit;
@@ -782,7 +782,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         await emit('run.canceled', { usage, cost });
         yield { type: 'finished', run: finished, outputText };
       } else {
-        await emit('run.failed', { errorType: failure!.errorType, message: failure!.message });
+        await emit('run.failed', { errorType: failure!.errorType, message: failure!.message, usage, cost });
         yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
       }
     } finally {
@@ -1020,7 +1020,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (run.status === 'Queued') {
         const canceled = await repository.cancelQueued(runId);
         if (canceled) {
-          const target = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId };
+          const target = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: run.agentName };
           await createEventWriter(target, await repository.lastSeq(runId)).emit('run.canceled', { usage: ZERO_USAGE, cost: null });
           return canceled;
         }

@@ -342,6 +342,7 @@ export interface RunEventTarget {
   runId: string;
   rootRunId: string;
   tenantId: string;
+  agentName: string;
 }
 
 export interface NewRunEvent {
@@ -353,7 +354,7 @@ export interface NewRunEvent {
 /**
  * Stores events of one run and queues them for the event log in one statement, so nothing is
  * shipped that was not stored. The outbox entry is the envelope consumers read: tenant, run, root,
- * seq, type, time and data.
+ * agent, seq, type, time and data.
  */
 async function insertEvents(db: Kysely<RunDatabase>, target: RunEventTarget, events: NewRunEvent[]): Promise<RunEventRow[]> {
   const rows = await db
@@ -372,7 +373,7 @@ async function insertEvents(db: Kysely<RunDatabase>, target: RunEventTarget, eve
             .selectFrom('stored')
             .select([
               sql<string>`${target.rootRunId}::uuid`.as('root_run_id'),
-              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
+              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'agentName', ${target.agentName}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
                 'payload',
               ),
             ])
@@ -703,7 +704,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         const orphans = await trx
           .selectFrom('runs')
           .leftJoin('run_continuations', 'run_continuations.run_id', 'runs.id')
-          .select(['runs.id', 'runs.tenant_id', 'runs.root_run_id', 'run_continuations.payload', 'run_continuations.attempts'])
+          .select(['runs.id', 'runs.tenant_id', 'runs.root_run_id', 'runs.agent_name', 'run_continuations.payload', 'run_continuations.attempts'])
           .where('runs.status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
           .where('runs.kind', '!=', 'Async')
           .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
@@ -715,7 +716,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         const continued: Array<{ runId: string; payload: unknown; attempt: number }> = [];
         for (const orphan of orphans) {
           const seq = (await lastSeq(trx, orphan.id)) + 1;
-          const target = { runId: orphan.id, rootRunId: orphan.root_run_id, tenantId: orphan.tenant_id };
+          const target = { runId: orphan.id, rootRunId: orphan.root_run_id, tenantId: orphan.tenant_id, agentName: orphan.agent_name };
           // Whoever waited for these decisions is gone; a restarted run asks again.
           await trx
             .updateTable('run_approvals')

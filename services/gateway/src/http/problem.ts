@@ -64,6 +64,8 @@ export function problemHandler(logger: Logger) {
     }
     if (error instanceof HangarError) {
       const headers: Record<string, string> = error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+      const resetsAt = error.status === 429 ? Date.parse(String(error.extensions.resetsAt)) : Number.NaN;
+      if (!Number.isNaN(resetsAt)) headers['Retry-After'] = String(Math.max(1, Math.ceil((resetsAt - Date.now()) / 1000)));
       if (error.status >= 500) logger.info({ errorType: error.errorType, detail: error.message }, 'request answered with a classified 5xx');
       sendProblem(request, response, problemBody(request, error.status, error.errorType, error.message, error.extensions), headers);
       return;

@@ -1,5 +1,6 @@
-import type { runPb } from '@hangar/contracts';
-import { HangarError, validationError } from '@hangar/platform';
+import type { governancePb, runPb } from '@hangar/contracts';
+import { HangarError, validationError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { GatewayContext } from '../gateway.context.js';
 import { z } from 'zod';
 import { AgentNameParams, pageNumber, problemResponse } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
@@ -114,6 +115,30 @@ export const runJson = (run: runPb.RunRecord | undefined) => ({
 });
 
 /** A failed run answered as one JSON response: the status says whose fault it was. */
+/**
+ * SPEC Agents 11: after run authorization, quota. A used-up rule refuses the run with 429 before
+ * anything starts. When governance cannot answer, `Quotas:AllowOnStoreFailure` decides.
+ */
+async function admitRun(agentName: string, caller: Caller, governance: GatewayContext['governance'], config: HangarConfig, logger: Logger) {
+  if (!config.Quotas.Enabled) return;
+  let decision: governancePb.AdmitRunResponse;
+  try {
+    decision = await governance.admitRun({ agentName }, { caller });
+  } catch (error) {
+    if (!config.Quotas.AllowOnStoreFailure) throw error;
+    logger.warn({ err: (error as Error).message }, 'quota store unavailable; run admitted (Quotas:AllowOnStoreFailure)');
+    return;
+  }
+  if (decision.admitted) return;
+  const rule = decision.exceeded!;
+  throw new HangarError(
+    'tooManyRequests',
+    `quota "${rule.name}" is used up (${rule.used} of ${rule.limit} ${rule.metric.toLowerCase()} per ${rule.period.toLowerCase()})`,
+    { quota: rule.name, limit: rule.limit, used: rule.used, resetsAt: rule.resetsAt },
+    'quota_exceeded',
+  );
+}
+
 function failedRunError(failed: runPb.RunFailed): HangarError {
   const extensions = { runId: failed.run?.id };
   if (failed.errorType === 'content_blocked') return new HangarError('unprocessable', failed.message, extensions, 'content_blocked');
@@ -275,11 +300,13 @@ export const runRoutes = [
       },
       403: problemResponse('Denied, or another user’s session (session ownership)'),
       404: problemResponse('Unknown agent'),
+      429: problemResponse('A quota rule is used up: quota, limit, used, resetsAt; Retry-After'),
       422: problemResponse('Content guard blocked the run (JSON mode)'),
       501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
       503: problemResponse('No model provider could answer (JSON mode)'),
     },
-    async handler({ params, body, caller, request, response }, { runs, config }) {
+    async handler({ params, body, caller, request, response }, { runs, governance, config, logger }) {
+      await admitRun(params.name, caller, governance, config, logger);
       const messages = body.messages ?? [{ role: 'user', content: body.message! }];
       if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
         const { run: queued } = await runs.enqueueRun(

@@ -37,4 +37,38 @@ export const governanceMigrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
     },
   },
+  '0003_quotas': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('quota_rules')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('metric', 'text', (column) => column.notNull())
+        .addColumn('period', 'text', (column) => column.notNull())
+        .addColumn('limit', 'double precision', (column) => column.notNull())
+        .addColumn('agent_name', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('quota_rules_pk', ['tenant_id', 'name'])
+        .execute();
+      // What each metric used per tenant, agent and window start (rules read the windows they cover).
+      await db.schema
+        .createTable('quota_usage')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('agent_name', 'text', (column) => column.notNull())
+        .addColumn('metric', 'text', (column) => column.notNull())
+        .addColumn('hour_start', 'timestamptz', (column) => column.notNull())
+        .addColumn('used', 'double precision', (column) => column.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('quota_usage_pk', ['tenant_id', 'agent_name', 'metric', 'hour_start'])
+        .execute();
+      // Run events already counted (the event log delivers at least once).
+      await db.schema
+        .createTable('quota_counted_events')
+        .addColumn('run_id', 'uuid', (column) => column.notNull())
+        .addColumn('seq', 'integer', (column) => column.notNull())
+        .addColumn('counted_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('quota_counted_events_pk', ['run_id', 'seq'])
+        .execute();
+    },
+  },
 };

@@ -108,6 +108,53 @@ export interface ReleaseIdempotentRequestRequest {
 export interface ReleaseIdempotentRequestResponse {
 }
 
+export interface QuotaRule {
+  name: string;
+  /** Runs, Tokens or Cost. */
+  metric: string;
+  /** Hour, Day or Month, in Quotas:TimeZone. */
+  period: string;
+  limit: number;
+  /** Unset: every agent of the tenant. */
+  agentName?: string | undefined;
+  used: number;
+  windowStart: string | undefined;
+  resetsAt: string | undefined;
+}
+
+export interface PutQuotaRuleRequest {
+  rule: QuotaRule | undefined;
+}
+
+export interface PutQuotaRuleResponse {
+  rule: QuotaRule | undefined;
+  created: boolean;
+}
+
+export interface ListQuotaRulesRequest {
+}
+
+export interface ListQuotaRulesResponse {
+  rules: QuotaRule[];
+}
+
+export interface DeleteQuotaRuleRequest {
+  name: string;
+}
+
+export interface DeleteQuotaRuleResponse {
+}
+
+export interface AdmitRunRequest {
+  agentName: string;
+}
+
+export interface AdmitRunResponse {
+  admitted: boolean;
+  /** Set when not admitted: the exhausted rule, with its usage and reset time. */
+  exceeded: QuotaRule | undefined;
+}
+
 function createBaseAuditEntry(): AuditEntry {
   return {
     id: "",
@@ -1126,8 +1173,598 @@ export const ReleaseIdempotentRequestResponse: MessageFns<ReleaseIdempotentReque
   },
 };
 
+function createBaseQuotaRule(): QuotaRule {
+  return {
+    name: "",
+    metric: "",
+    period: "",
+    limit: 0,
+    agentName: undefined,
+    used: 0,
+    windowStart: undefined,
+    resetsAt: undefined,
+  };
+}
+
+export const QuotaRule: MessageFns<QuotaRule> = {
+  encode(message: QuotaRule, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.metric !== "") {
+      writer.uint32(18).string(message.metric);
+    }
+    if (message.period !== "") {
+      writer.uint32(26).string(message.period);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(33).double(message.limit);
+    }
+    if (message.agentName !== undefined) {
+      writer.uint32(42).string(message.agentName);
+    }
+    if (message.used !== 0) {
+      writer.uint32(49).double(message.used);
+    }
+    if (message.windowStart !== undefined) {
+      Timestamp.encode(toTimestamp(message.windowStart), writer.uint32(58).fork()).join();
+    }
+    if (message.resetsAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.resetsAt), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QuotaRule {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuotaRule();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.metric = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.period = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.limit = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.used = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.windowStart = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.resetsAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<QuotaRule>): QuotaRule {
+    return QuotaRule.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QuotaRule>): QuotaRule {
+    const message = createBaseQuotaRule();
+    message.name = object.name ?? "";
+    message.metric = object.metric ?? "";
+    message.period = object.period ?? "";
+    message.limit = object.limit ?? 0;
+    message.agentName = object.agentName ?? undefined;
+    message.used = object.used ?? 0;
+    message.windowStart = object.windowStart ?? undefined;
+    message.resetsAt = object.resetsAt ?? undefined;
+    return message;
+  },
+};
+
+function createBasePutQuotaRuleRequest(): PutQuotaRuleRequest {
+  return { rule: undefined };
+}
+
+export const PutQuotaRuleRequest: MessageFns<PutQuotaRuleRequest> = {
+  encode(message: PutQuotaRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      QuotaRule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutQuotaRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutQuotaRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = QuotaRule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutQuotaRuleRequest>): PutQuotaRuleRequest {
+    return PutQuotaRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutQuotaRuleRequest>): PutQuotaRuleRequest {
+    const message = createBasePutQuotaRuleRequest();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? QuotaRule.fromPartial(object.rule) : undefined;
+    return message;
+  },
+};
+
+function createBasePutQuotaRuleResponse(): PutQuotaRuleResponse {
+  return { rule: undefined, created: false };
+}
+
+export const PutQuotaRuleResponse: MessageFns<PutQuotaRuleResponse> = {
+  encode(message: PutQuotaRuleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      QuotaRule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutQuotaRuleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutQuotaRuleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = QuotaRule.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutQuotaRuleResponse>): PutQuotaRuleResponse {
+    return PutQuotaRuleResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutQuotaRuleResponse>): PutQuotaRuleResponse {
+    const message = createBasePutQuotaRuleResponse();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? QuotaRule.fromPartial(object.rule) : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseListQuotaRulesRequest(): ListQuotaRulesRequest {
+  return {};
+}
+
+export const ListQuotaRulesRequest: MessageFns<ListQuotaRulesRequest> = {
+  encode(_: ListQuotaRulesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListQuotaRulesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListQuotaRulesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListQuotaRulesRequest>): ListQuotaRulesRequest {
+    return ListQuotaRulesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListQuotaRulesRequest>): ListQuotaRulesRequest {
+    const message = createBaseListQuotaRulesRequest();
+    return message;
+  },
+};
+
+function createBaseListQuotaRulesResponse(): ListQuotaRulesResponse {
+  return { rules: [] };
+}
+
+export const ListQuotaRulesResponse: MessageFns<ListQuotaRulesResponse> = {
+  encode(message: ListQuotaRulesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.rules) {
+      QuotaRule.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListQuotaRulesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListQuotaRulesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rules.push(QuotaRule.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListQuotaRulesResponse>): ListQuotaRulesResponse {
+    return ListQuotaRulesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListQuotaRulesResponse>): ListQuotaRulesResponse {
+    const message = createBaseListQuotaRulesResponse();
+    message.rules = object.rules?.map((e) => QuotaRule.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteQuotaRuleRequest(): DeleteQuotaRuleRequest {
+  return { name: "" };
+}
+
+export const DeleteQuotaRuleRequest: MessageFns<DeleteQuotaRuleRequest> = {
+  encode(message: DeleteQuotaRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQuotaRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQuotaRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteQuotaRuleRequest>): DeleteQuotaRuleRequest {
+    return DeleteQuotaRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteQuotaRuleRequest>): DeleteQuotaRuleRequest {
+    const message = createBaseDeleteQuotaRuleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteQuotaRuleResponse(): DeleteQuotaRuleResponse {
+  return {};
+}
+
+export const DeleteQuotaRuleResponse: MessageFns<DeleteQuotaRuleResponse> = {
+  encode(_: DeleteQuotaRuleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQuotaRuleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQuotaRuleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteQuotaRuleResponse>): DeleteQuotaRuleResponse {
+    return DeleteQuotaRuleResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteQuotaRuleResponse>): DeleteQuotaRuleResponse {
+    const message = createBaseDeleteQuotaRuleResponse();
+    return message;
+  },
+};
+
+function createBaseAdmitRunRequest(): AdmitRunRequest {
+  return { agentName: "" };
+}
+
+export const AdmitRunRequest: MessageFns<AdmitRunRequest> = {
+  encode(message: AdmitRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== "") {
+      writer.uint32(10).string(message.agentName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AdmitRunRequest>): AdmitRunRequest {
+    return AdmitRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AdmitRunRequest>): AdmitRunRequest {
+    const message = createBaseAdmitRunRequest();
+    message.agentName = object.agentName ?? "";
+    return message;
+  },
+};
+
+function createBaseAdmitRunResponse(): AdmitRunResponse {
+  return { admitted: false, exceeded: undefined };
+}
+
+export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
+  encode(message: AdmitRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.admitted !== false) {
+      writer.uint32(8).bool(message.admitted);
+    }
+    if (message.exceeded !== undefined) {
+      QuotaRule.encode(message.exceeded, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.admitted = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.exceeded = QuotaRule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AdmitRunResponse>): AdmitRunResponse {
+    return AdmitRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AdmitRunResponse>): AdmitRunResponse {
+    const message = createBaseAdmitRunResponse();
+    message.admitted = object.admitted ?? false;
+    message.exceeded = (object.exceeded !== undefined && object.exceeded !== null)
+      ? QuotaRule.fromPartial(object.exceeded)
+      : undefined;
+    return message;
+  },
+};
+
 /**
- * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail and idempotency keys.
+ * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail, idempotency keys and quotas.
  * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry; the actor and
  * user of an audit entry are the caller's.
  */
@@ -1180,6 +1817,40 @@ export const GovernanceServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Quota rules of the tenant, with the usage of their current window. */
+    putQuotaRule: {
+      name: "PutQuotaRule",
+      requestType: PutQuotaRuleRequest as typeof PutQuotaRuleRequest,
+      requestStream: false,
+      responseType: PutQuotaRuleResponse as typeof PutQuotaRuleResponse,
+      responseStream: false,
+      options: {},
+    },
+    listQuotaRules: {
+      name: "ListQuotaRules",
+      requestType: ListQuotaRulesRequest as typeof ListQuotaRulesRequest,
+      requestStream: false,
+      responseType: ListQuotaRulesResponse as typeof ListQuotaRulesResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteQuotaRule: {
+      name: "DeleteQuotaRule",
+      requestType: DeleteQuotaRuleRequest as typeof DeleteQuotaRuleRequest,
+      requestStream: false,
+      responseType: DeleteQuotaRuleResponse as typeof DeleteQuotaRuleResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Whether a run of the agent may start now; the first exhausted rule when not. */
+    admitRun: {
+      name: "AdmitRun",
+      requestType: AdmitRunRequest as typeof AdmitRunRequest,
+      requestStream: false,
+      responseType: AdmitRunResponse as typeof AdmitRunResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -1205,6 +1876,21 @@ export interface GovernanceServiceImplementation<CallContextExt = {}> {
     request: ReleaseIdempotentRequestRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<ReleaseIdempotentRequestResponse>>;
+  /** Quota rules of the tenant, with the usage of their current window. */
+  putQuotaRule(
+    request: PutQuotaRuleRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<PutQuotaRuleResponse>>;
+  listQuotaRules(
+    request: ListQuotaRulesRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListQuotaRulesResponse>>;
+  deleteQuotaRule(
+    request: DeleteQuotaRuleRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteQuotaRuleResponse>>;
+  /** Whether a run of the agent may start now; the first exhausted rule when not. */
+  admitRun(request: AdmitRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<AdmitRunResponse>>;
 }
 
 export interface GovernanceServiceClient<CallOptionsExt = {}> {
@@ -1229,6 +1915,21 @@ export interface GovernanceServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<ReleaseIdempotentRequestRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<ReleaseIdempotentRequestResponse>;
+  /** Quota rules of the tenant, with the usage of their current window. */
+  putQuotaRule(
+    request: DeepPartial<PutQuotaRuleRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<PutQuotaRuleResponse>;
+  listQuotaRules(
+    request: DeepPartial<ListQuotaRulesRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListQuotaRulesResponse>;
+  deleteQuotaRule(
+    request: DeepPartial<DeleteQuotaRuleRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteQuotaRuleResponse>;
+  /** Whether a run of the agent may start now; the first exhausted rule when not. */
+  admitRun(request: DeepPartial<AdmitRunRequest>, options?: CallOptions & CallOptionsExt): Promise<AdmitRunResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

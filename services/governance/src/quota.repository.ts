@@ -1,0 +1,137 @@
+import { sql, type Kysely } from '@hangar/storage';
+import type { GovernanceDatabase } from './governance.database.js';
+
+export const QUOTA_METRICS = ['Runs', 'Tokens', 'Cost'] as const;
+export type QuotaMetric = (typeof QUOTA_METRICS)[number];
+export const QUOTA_PERIODS = ['Hour', 'Day', 'Month'] as const;
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
+
+export interface QuotaDatabase {
+  quota_rules: {
+    tenant_id: string;
+    name: string;
+    metric: QuotaMetric;
+    period: QuotaPeriod;
+    limit: number;
+    agent_name: string | null;
+    created_at: Date;
+    updated_at: Date;
+  };
+  quota_usage: { tenant_id: string; agent_name: string; metric: QuotaMetric; hour_start: Date; used: number };
+  quota_counted_events: { run_id: string; seq: number; counted_at: Date };
+}
+
+export interface QuotaRuleRow {
+  name: string;
+  metric: QuotaMetric;
+  period: QuotaPeriod;
+  limit: number;
+  agentName: string | null;
+}
+
+const toRule = (row: QuotaDatabase['quota_rules']): QuotaRuleRow => ({
+  name: row.name,
+  metric: row.metric,
+  period: row.period,
+  limit: Number(row.limit),
+  agentName: row.agent_name,
+});
+
+/** Quota rules, and usage kept per tenant, agent, metric and UTC hour (a rule sums the hours of its window). */
+export function createQuotaRepository(db: Kysely<GovernanceDatabase>) {
+  return {
+    /** Creates or replaces a rule; `created` tells which. */
+    async putRule(tenantId: string, rule: QuotaRuleRow): Promise<{ rule: QuotaRuleRow; created: boolean }> {
+      return db.transaction().execute(async (trx) => {
+        const existing = await trx
+          .selectFrom('quota_rules')
+          .select('name')
+          .where('tenant_id', '=', tenantId)
+          .where('name', '=', rule.name)
+          .forUpdate()
+          .executeTakeFirst();
+        const values = { metric: rule.metric, period: rule.period, limit: rule.limit, agent_name: rule.agentName };
+        const row = existing
+          ? await trx
+              .updateTable('quota_rules')
+              .set({ ...values, updated_at: sql`now()` })
+              .where('tenant_id', '=', tenantId)
+              .where('name', '=', rule.name)
+              .returningAll()
+              .executeTakeFirstOrThrow()
+          : await trx
+              .insertInto('quota_rules')
+              .values({ tenant_id: tenantId, name: rule.name, ...values, created_at: sql`now()`, updated_at: sql`now()` })
+              .returningAll()
+              .executeTakeFirstOrThrow();
+        return { rule: toRule(row), created: !existing };
+      });
+    },
+
+    async rules(tenantId: string, agentName?: string): Promise<QuotaRuleRow[]> {
+      const rows = await db
+        .selectFrom('quota_rules')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .$if(agentName !== undefined, (query) =>
+          query.where((eb) => eb.or([eb('agent_name', 'is', null), eb('agent_name', '=', agentName!)])),
+        )
+        .orderBy('name')
+        .execute();
+      return rows.map(toRule);
+    },
+
+    async deleteRule(tenantId: string, name: string): Promise<boolean> {
+      const result = await db.deleteFrom('quota_rules').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    /** What a metric used in [from, to), for one agent or (null) all of the tenant's. */
+    async used(tenantId: string, metric: QuotaMetric, agentName: string | null, from: Date, to: Date): Promise<number> {
+      const row = await db
+        .selectFrom('quota_usage')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('used'), sql<number>`0`).as('used'))
+        .where('tenant_id', '=', tenantId)
+        .where('metric', '=', metric)
+        .$if(agentName !== null, (query) => query.where('agent_name', '=', agentName!))
+        .where('hour_start', '>=', from)
+        .where('hour_start', '<', to)
+        .executeTakeFirst();
+      return Number(row?.used ?? 0);
+    },
+
+    /**
+     * Adds what one run event used, once: an event seen again (at-least-once delivery) changes
+     * nothing. Returns whether it counted.
+     */
+    async count(
+      event: { runId: string; seq: number; tenantId: string; agentName: string; at: Date },
+      amounts: Array<{ metric: QuotaMetric; amount: number }>,
+    ): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const fresh = await trx
+          .insertInto('quota_counted_events')
+          .values({ run_id: event.runId, seq: event.seq, counted_at: sql`now()` })
+          .onConflict((conflict) => conflict.columns(['run_id', 'seq']).doNothing())
+          .returning('run_id')
+          .executeTakeFirst();
+        if (!fresh) return false;
+        const hourStart = new Date(Math.floor(event.at.getTime() / 3_600_000) * 3_600_000);
+        for (const { metric, amount } of amounts) {
+          await trx
+            .insertInto('quota_usage')
+            .values({ tenant_id: event.tenantId, agent_name: event.agentName, metric, hour_start: hourStart, used: amount })
+            .onConflict((conflict) =>
+              conflict
+                .columns(['tenant_id', 'agent_name', 'metric', 'hour_start'])
+                .doUpdateSet({ used: sql`quota_usage.used + excluded.used` }),
+            )
+            .execute();
+        }
+        return true;
+      });
+    },
+  };
+}
+
+export type QuotaRepository = ReturnType<typeof createQuotaRepository>;
