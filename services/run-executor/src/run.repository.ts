@@ -385,14 +385,16 @@ async function insertEvents(db: Kysely<RunDatabase>, target: RunEventTarget, eve
     .selectAll()
     .orderBy('seq')
     .execute();
-  return rows.map((row) => ({
-    seq: row.seq,
-    runId: row.run_id,
-    type: row.type,
-    at: row.at.toISOString(),
-    data: row.data as Record<string, unknown>,
-  }));
+  return rows.map(toEvent);
 }
+
+const toEvent = (row: { seq: number; run_id: string; type: string; at: Date; data: unknown }): RunEventRow => ({
+  seq: row.seq,
+  runId: row.run_id,
+  type: row.type,
+  at: row.at.toISOString(),
+  data: row.data as Record<string, unknown>,
+});
 
 /** The sequence of a run's last event, 0 when it has none. */
 async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<number> {
@@ -704,7 +706,14 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         const orphans = await trx
           .selectFrom('runs')
           .leftJoin('run_continuations', 'run_continuations.run_id', 'runs.id')
-          .select(['runs.id', 'runs.tenant_id', 'runs.root_run_id', 'runs.agent_name', 'run_continuations.payload', 'run_continuations.attempts'])
+          .select([
+            'runs.id',
+            'runs.tenant_id',
+            'runs.root_run_id',
+            'runs.agent_name',
+            'run_continuations.payload',
+            'run_continuations.attempts',
+          ])
           .where('runs.status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
           .where('runs.kind', '!=', 'Async')
           .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
@@ -942,13 +951,7 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
         .where('seq', '>', afterSeq)
         .orderBy('seq')
         .execute();
-      return rows.map((row) => ({
-        seq: row.seq,
-        runId: row.run_id,
-        type: row.type,
-        at: row.at.toISOString(),
-        data: row.data as Record<string, unknown>,
-      }));
+      return rows.map(toEvent);
     },
   };
 }

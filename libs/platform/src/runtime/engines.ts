@@ -29,12 +29,15 @@ export async function createEngines(config: HangarConfig, onEngineError: (error:
   });
   const kafka = config.Kafka;
   const eventLog = kafka.Brokers.length
-    ? await createKafkaEventLog({ brokers: kafka.Brokers, clientId: kafka.ClientId, prefix: kafka.TopicPrefix, onError: onEngineError }).catch(
-        async (error) => {
-          await storage.close();
-          throw error;
-        },
-      )
+    ? await createKafkaEventLog({
+        brokers: kafka.Brokers,
+        clientId: kafka.ClientId,
+        prefix: kafka.TopicPrefix,
+        onError: onEngineError,
+      }).catch(async (error) => {
+        await storage.close();
+        throw error;
+      })
     : createInProcessEventLog();
   const redis = config.Redis;
   const pubsub = redis.ConnectionString
