@@ -13,4 +13,5 @@ export { SessionServiceDefinition } from './generated/hangar/v1/session.js';
 export { AttachmentServiceDefinition } from './generated/hangar/v1/attachment.js';
 export { GovernanceServiceDefinition } from './generated/hangar/v1/governance.js';
 export * from './run-authorization.js';
+export * from './run-events.js';
 export * as runPb from './generated/hangar/v1/run_executor.js';

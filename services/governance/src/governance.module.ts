@@ -1,4 +1,4 @@
-import { GovernanceServiceDefinition } from '@hangar/contracts';
+import { GovernanceServiceDefinition, RUN_EVENTS_TOPIC } from '@hangar/contracts';
 import { grpcServiceModule } from '@hangar/platform';
 import { createAuditRepository } from './audit.repository.js';
 import type { GovernanceDatabase } from './governance.database.js';
@@ -9,8 +9,6 @@ import { createGovernanceService } from './governance.service.js';
 import { governanceMigrations } from './migrations/index.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
-/** The run-executor's outbox topic (see its outbox relay). */
-const RUN_EVENTS_TOPIC = 'hangar.run-events';
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
 
 /** The Governance process: so far the audit trail and the idempotency keys the gateway keeps. */

@@ -1,3 +1,4 @@
+import type { RunEventEnvelope } from '@hangar/contracts';
 import { clampPage, notFound, validationError, type Caller } from '@hangar/platform';
 import type { AuditEntry, AuditFilter, AuditRepository } from './audit.repository.js';
 import type { BeginOutcome, IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
@@ -8,18 +9,6 @@ export interface QuotaStatus extends QuotaRuleRow {
   used: number;
   windowStart: string;
   resetsAt: string;
-}
-
-/** The envelope of a run event on the event log (what the run-executor's outbox ships). */
-export interface RunEventEnvelope {
-  tenantId: string;
-  runId: string;
-  rootRunId: string;
-  agentName: string;
-  seq: number;
-  type: string;
-  at: string;
-  data: { usage?: { totalTokens?: number }; cost?: { total?: number } | null };
 }
 
 const QUOTA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

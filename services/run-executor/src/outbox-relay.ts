@@ -1,9 +1,7 @@
+import { RUN_EVENTS_TOPIC } from '@hangar/contracts';
 import type { EventLog } from '@hangar/messaging';
 import type { Logger } from '@hangar/platform';
 import type { RunRepository } from './run.repository.js';
-
-/** The event-log topic of run events; records are keyed by the run tree's root. */
-export const RUN_EVENTS_TOPIC = 'hangar.run-events';
 
 export interface OutboxRelaySettings {
   /** How often the outbox is read when nothing nudges the relay. */

@@ -1,0 +1,15 @@
+/** The event-log topic the run-executor's outbox ships run events to; records are keyed by the run tree's root. */
+export const RUN_EVENTS_TOPIC = 'hangar.run-events';
+
+/** One run event on the event log: the envelope the outbox writes with each stored event. */
+export interface RunEventEnvelope {
+  tenantId: string;
+  runId: string;
+  rootRunId: string;
+  agentName: string;
+  seq: number;
+  type: string;
+  at: string;
+  /** The event's own data; a finished run's carries `usage` and `cost`. */
+  data: { usage?: { totalTokens?: number }; cost?: { total?: number } | null; [key: string]: unknown };
+}
