@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolResultPart, type ToolSet } from 'ai';
 import { renderInstructions, type AgentDefinition } from '@hangar/contracts';
 import {
   clampPage,
@@ -361,6 +361,63 @@ export function createRunEngine(deps: RunEngineDeps) {
     }
   }
 
+  /** A tool's arguments or result as the event log keeps them (RunRecording:RecordToolPayloads, MaxPayloadLength). */
+  const recordedPayload = (value: unknown) =>
+    config.RunRecording.RecordToolPayloads ? recordable(value, config.RunRecording.MaxPayloadLength) : null;
+
+  /**
+   * The tool calls of a finished model turn that need a decision: records the approvals (the run
+   * is AwaitingApproval), waits for every decision, runs the approved calls and returns what the
+   * model gets back for its next turn.
+   */
+  async function* settleApprovals(
+    runId: string,
+    calls: Array<{ toolCallId: string; toolName: string; input: unknown }>,
+    emit: (type: string, data: Record<string, unknown>) => Promise<void>,
+    signal: AbortSignal,
+  ): AsyncGenerator<RunUpdate, ToolResultPart[]> {
+    const requested = await repository.requestApprovals(
+      runId,
+      calls.map((call) => ({ id: randomUUID(), toolCallId: call.toolCallId, toolName: call.toolName, args: call.input })),
+      config.Approvals.ExpirationEnabled ? config.Approvals.DefaultExpiration : NEVER_EXPIRES_MS,
+    );
+    for (const approval of requested) {
+      await emit('approval.requested', {
+        approvalId: approval.id,
+        toolCallId: approval.toolCallId,
+        toolName: approval.toolName,
+        args: recordedPayload(approval.args),
+        expiresAt: approval.expiresAt,
+      });
+    }
+    yield { type: 'approvals', approvals: requested };
+    const decided = await decisions(
+      runId,
+      requested.map((approval) => approval.id),
+      signal,
+    );
+    await record('run status', () => repository.setStatus(runId, 'Running'));
+    const toolResults: ToolResultPart[] = [];
+    for (const approval of decided) {
+      await emit('approval.decided', {
+        approvalId: approval.id,
+        status: approval.status,
+        decidedBy: approval.decidedBy,
+        comment: approval.comment,
+      });
+      const output = await decidedToolOutput(approval);
+      await emit('tool.completed', { toolCallId: approval.toolCallId, toolName: approval.toolName, result: recordedPayload(output) });
+      yield { type: 'tool-result', toolCallId: approval.toolCallId, result: output };
+      toolResults.push({
+        type: 'tool-result',
+        toolCallId: approval.toolCallId,
+        toolName: approval.toolName,
+        output: { type: 'json', value: output as never },
+      });
+    }
+    return toolResults;
+  }
+
   /** What the model learns of a tool call that waited for a decision. */
   async function decidedToolOutput(approval: ApprovalRow): Promise<unknown> {
     if (approval.status === 'Approved') {
@@ -607,7 +664,7 @@ export function createRunEngine(deps: RunEngineDeps) {
                   await emit('tool.invoking', {
                     toolCallId: part.toolCallId,
                     toolName: part.toolName,
-                    args: config.RunRecording.RecordToolPayloads ? recordable(part.input, config.RunRecording.MaxPayloadLength) : null,
+                    args: recordedPayload(part.input),
                   });
                   yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
                   break;
@@ -615,7 +672,7 @@ export function createRunEngine(deps: RunEngineDeps) {
                   await emit('tool.completed', {
                     toolCallId: part.toolCallId,
                     toolName: part.toolName,
-                    result: config.RunRecording.RecordToolPayloads ? recordable(part.output, config.RunRecording.MaxPayloadLength) : null,
+                    result: recordedPayload(part.output),
                   });
                   yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
                   break;
@@ -647,49 +704,7 @@ export function createRunEngine(deps: RunEngineDeps) {
               (call) => approvalRequired.has(call.toolName) && !lastStep!.toolResults.some((done) => done.toolCallId === call.toolCallId),
             );
             if (undecided.length && !graphLimit) {
-              const requested = await repository.requestApprovals(
-                runId,
-                undecided.map((call) => ({ id: randomUUID(), toolCallId: call.toolCallId, toolName: call.toolName, args: call.input })),
-                config.Approvals.ExpirationEnabled ? config.Approvals.DefaultExpiration : NEVER_EXPIRES_MS,
-              );
-              for (const approval of requested) {
-                await emit('approval.requested', {
-                  approvalId: approval.id,
-                  toolCallId: approval.toolCallId,
-                  toolName: approval.toolName,
-                  args: config.RunRecording.RecordToolPayloads ? recordable(approval.args, config.RunRecording.MaxPayloadLength) : null,
-                  expiresAt: approval.expiresAt,
-                });
-              }
-              yield { type: 'approvals', approvals: requested };
-              const decided = await decisions(
-                runId,
-                requested.map((approval) => approval.id),
-                signal,
-              );
-              await record('run status', () => repository.setStatus(runId, 'Running'));
-              const toolResults = [];
-              for (const approval of decided) {
-                await emit('approval.decided', {
-                  approvalId: approval.id,
-                  status: approval.status,
-                  decidedBy: approval.decidedBy,
-                  comment: approval.comment,
-                });
-                const output = await decidedToolOutput(approval);
-                await emit('tool.completed', {
-                  toolCallId: approval.toolCallId,
-                  toolName: approval.toolName,
-                  result: config.RunRecording.RecordToolPayloads ? recordable(output, config.RunRecording.MaxPayloadLength) : null,
-                });
-                yield { type: 'tool-result', toolCallId: approval.toolCallId, result: output };
-                toolResults.push({
-                  type: 'tool-result' as const,
-                  toolCallId: approval.toolCallId,
-                  toolName: approval.toolName,
-                  output: { type: 'json' as const, value: output as never },
-                });
-              }
+              const toolResults = yield* settleApprovals(runId, undecided, emit, signal);
               attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];
               continue;
             }
