@@ -982,6 +982,49 @@ describe('agent graph budgets', () => {
   });
 });
 
+describe('ModelConcurrency:MaxConcurrentCallsPerProvider', () => {
+  let limited: HangarUnderTest;
+
+  beforeAll(async () => {
+    limited = await startHangar({
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        ModelConcurrency: { MaxConcurrentCallsPerProvider: 1 },
+      },
+    });
+    for (const [name, model, agents] of [
+      ['one-at-a-time', 'live', []],
+      ['sub', 'delegator', []],
+      ['lead', 'delegator', ['sub']],
+    ] as const) {
+      expect((await limited.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model }, agents } })).status).toBe(
+        201,
+      );
+    }
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  const runOn = (agentName: string, key: string) =>
+    limited.request('POST', `/api/agents/${agentName}/run`, { body: { message: 'go' }, headers: { 'idempotency-key': key } });
+
+  it('lets one model call per provider run at a time; the others wait their turn', async () => {
+    mock.resetPeakConcurrency();
+    const results = await Promise.all([runOn('one-at-a-time', 'mc-1'), runOn('one-at-a-time', 'mc-2'), runOn('one-at-a-time', 'mc-3')]);
+    expect(results.map((result) => result.status)).toEqual([200, 200, 200]);
+    expect(mock.peakConcurrency()).toBe(1);
+  });
+
+  it('does not hold the slot while a tool runs: a child agent on the same provider gets its turn', async () => {
+    const result = await runOn('lead', 'mc-tree');
+    expect(result.status, result.text).toBe(200);
+    expect(result.body.output.text).toContain('relayed');
+  });
+});
+
 describe('payload limits', () => {
   let limited: HangarUnderTest;
 

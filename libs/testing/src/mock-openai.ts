@@ -70,6 +70,7 @@ export async function startMockOpenAI() {
   const requests: RecordedRequest[] = [];
   const scripts = new Map<string, MockReply[] | ((request: RecordedRequest) => MockReply)>();
   const openResponses = new Set<import('node:http').ServerResponse>();
+  let peakOpen = 0;
 
   const nextReply = (request: RecordedRequest): MockReply => {
     const script = scripts.get(request.model);
@@ -104,6 +105,7 @@ export async function startMockOpenAI() {
       return;
     }
     openResponses.add(response);
+    peakOpen = Math.max(peakOpen, openResponses.size);
     response.once('close', () => openResponses.delete(response));
     const raw = JSON.parse(await readBody(request)) as Record<string, any>;
     const parsed: RecordedRequest = {
@@ -194,6 +196,9 @@ export async function startMockOpenAI() {
       scripts.set(model, Array.isArray(replies) ? [...replies] : replies);
     },
     callsTo: (model: string) => requests.filter((request) => request.model === model).length,
+    /** The most calls that were open at once since the last reset. */
+    peakConcurrency: () => peakOpen,
+    resetPeakConcurrency: () => void (peakOpen = openResponses.size),
     async close() {
       for (const response of openResponses) response.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

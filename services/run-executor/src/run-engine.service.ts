@@ -15,7 +15,7 @@ import {
 } from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import { costOf, priceFor } from './pricing.js';
-import type { CircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
+import type { CircuitBreaker } from './providers/circuit-breaker.js';
 import type { ModelResolver } from './providers/model-providers.js';
 import {
   TERMINAL_STATUSES,
@@ -140,7 +140,6 @@ export interface RunEngineDeps {
   sessions: SessionGateway;
   models: ModelResolver;
   breaker: CircuitBreaker;
-  concurrency: ReturnType<typeof createConcurrencyLimiter>;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
   toolCatalog: () => Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>>;
 }
@@ -612,7 +611,6 @@ export function createRunEngine(deps: RunEngineDeps) {
           continue;
         }
         await record('run model', () => repository.setModel(runId, candidate.provider, candidate.model));
-        const release = await deps.concurrency.acquire(candidate.provider);
         const timeout = resolved.settings.Timeout;
         const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
         let produced = false;
@@ -737,8 +735,6 @@ export function createRunEngine(deps: RunEngineDeps) {
           // Text already streamed to the caller cannot be taken back: no fallback after output.
           if (produced) break;
           failure.errorType = 'provider_unavailable';
-        } finally {
-          release();
         }
       }
 

@@ -62,13 +62,12 @@ export const runExecutorModule = grpcServiceModule({
       repository,
       audit: async (caller, entry) => void (await governance.recordAudit(entry, { caller })),
       pubsub: engines.pubsub,
-      models: createModelResolver(config),
+      models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
         failureThreshold: config.CircuitBreaker.FailureThreshold,
         breakDurationMs: config.CircuitBreaker.BreakDuration,
       }),
-      concurrency: createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
       agents: {
         async load(caller, name) {
           const record = recordFromProto((await registry.resolveAgent({ name }, { caller })).agent);

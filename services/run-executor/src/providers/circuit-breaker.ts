@@ -53,3 +53,5 @@ export function createConcurrencyLimiter(limit: number | null) {
     },
   };
 }
+
+export type ConcurrencyLimiter = ReturnType<typeof createConcurrencyLimiter>;
