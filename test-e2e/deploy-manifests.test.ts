@@ -51,4 +51,13 @@ describe('deploy/k8s/base', () => {
       expect(service.spec.ports[0].port).toBe(port);
     }
   });
+
+  it('gives the run-events producer (RunExecutor) and its consumer (Governance) the same Kafka brokers', () => {
+    const brokers = (name: string) => {
+      const deployment = documents.find((document) => document.kind === 'Deployment' && document.metadata.name === kebab(name));
+      return loadConfig({ env: podEnvironment(deployment) }).Kafka.Brokers;
+    };
+    expect(brokers('RunExecutor').length).toBeGreaterThan(0);
+    expect(brokers('Governance')).toEqual(brokers('RunExecutor'));
+  });
 });
