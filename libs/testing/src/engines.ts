@@ -3,6 +3,12 @@ import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.j
 
 export type EngineName = 'pglite' | 'postgres';
 
+/** The real Redis the pub/sub contract and multi-instance tests use; channels get a unique prefix. */
+export const TEST_REDIS_URL = process.env.HANGAR_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The real Kafka broker of the event-log contract and outbox tests (started by the test setup when absent). */
+export const TEST_KAFKA_BROKERS = (process.env.HANGAR_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+
 /** Both SQL engines: repository suites run `describe.each(SQL_ENGINES)` so each passes the same tests. */
 export const SQL_ENGINES: EngineName[] = ['pglite', 'postgres'];
 

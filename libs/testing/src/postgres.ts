@@ -21,9 +21,3 @@ export async function dropSchemas(prefix: string): Promise<void> {
     await client.end();
   }
 }
-
-/** The real Redis the pub/sub contract and multi-instance tests use; channels get a unique prefix. */
-export const TEST_REDIS_URL = process.env.HANGAR_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** The real Kafka broker of the event-log contract and outbox tests (started by the test setup when absent). */
-export const TEST_KAFKA_BROKERS = (process.env.HANGAR_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
