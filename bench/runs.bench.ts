@@ -1,14 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import {
-  dropSchemas,
-  spawnAllInOne,
-  startMockOpenAI,
-  TEST_KAFKA_BROKERS,
-  TEST_POSTGRES_URL,
-  TEST_REDIS_URL,
-  TEST_TOKEN,
-  uniqueSchemaPrefix,
-} from '@hangar/testing';
+import { dropSchemas, spawnAllInOne, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
+import { benchEngines } from './engines.js';
 
 /**
  * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream, all-in-one in
@@ -23,24 +14,11 @@ const REPLY = 'Hangar streams this answer back one word at a time so that first 
 
 const mock = await startMockOpenAI();
 mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 } }));
-const realEngines = process.env.BENCH_ENGINES === 'real';
-const schemaPrefix = uniqueSchemaPrefix();
-if (realEngines) execFileSync('bash', ['deploy/local/kafka.sh', 'start'], { stdio: 'inherit' });
+const engines = benchEngines();
 const hangar = await spawnAllInOne({
-  env: {
-    HANGAR__Providers__mock__Kind: 'OpenAICompatible',
-    HANGAR__Providers__mock__Endpoint: mock.url,
-    ...(realEngines && {
-      HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
-      HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
-      HANGAR__Redis__ConnectionString: TEST_REDIS_URL,
-      HANGAR__Redis__ChannelPrefix: `${schemaPrefix}:`,
-      HANGAR__Kafka__Brokers: TEST_KAFKA_BROKERS.join(','),
-      HANGAR__Kafka__TopicPrefix: `${schemaPrefix}.`,
-    }),
-  },
+  env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url, ...engines.env },
 });
-console.log(`engines: ${realEngines ? 'PostgreSQL, Redis, Kafka' : 'PGlite, in-process messaging'}`);
+console.log(`engines: ${engines.name}`);
 const auth = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
 /** Reads a streamed response, noting when the first token and the end arrived. */
@@ -141,5 +119,5 @@ try {
 } finally {
   await hangar.stop();
   await mock.close();
-  if (realEngines) await dropSchemas(schemaPrefix);
+  if (engines.real) await dropSchemas(engines.schemaPrefix);
 }

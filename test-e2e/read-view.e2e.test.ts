@@ -91,6 +91,19 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
       });
       expect(Number(row.total_tokens)).toBe(record.usage.totalTokens);
     });
+
+    it('refuses writes: the view is a read-only contract', async () => {
+      const db = await dbOf(hangar);
+      const { schema, name } = viewOf(hangar);
+      const view = sql`${sql.id(schema)}.${sql.id(name)}`;
+      await expect(sql`update ${view} set agent_name = 'changed'`.execute(db)).rejects.toThrow(/read-only/);
+      await expect(sql`delete from ${view}`.execute(db)).rejects.toThrow(/read-only/);
+      await expect(sql`insert into ${view} (run_id) values (gen_random_uuid())`.execute(db)).rejects.toThrow(/read-only/);
+      const remaining = await sql<{ count: string }>`select count(*)::text as count from ${view} where agent_name = 'code-helper'`.execute(
+        db,
+      );
+      expect(Number(remaining.rows[0].count)).toBeGreaterThan(0);
+    });
   });
 
   describe('disabled (the default)', () => {
@@ -110,6 +123,10 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
         await dbOf(hangar),
       );
       expect(found.rows[0].exists).toBeNull();
+      const guard = await sql<{ exists: string | null }>`select to_regproc(${`${schema}.${name}_refuse_writes`})::text as exists`.execute(
+        await dbOf(hangar),
+      );
+      expect(guard.rows[0].exists).toBeNull();
     });
   });
 });

@@ -82,6 +82,8 @@ beforeAll(async () => {
     ['live', { provider: 'mock', model: 'live' }, {}],
     ['tiny', { provider: 'mock', model: 'small-window' }, {}],
     ['cancellable', { provider: 'backup', model: 'hanging' }, {}],
+    ['drip', { provider: 'backup', model: 'drip' }, {}],
+    ['echoer', { provider: 'demo', model: 'echo' }, {}],
     [
       'param',
       { provider: 'demo', model: 'echo' },
@@ -95,6 +97,7 @@ beforeAll(async () => {
   mock.script('always-500', [{ status: 500 }]);
   mock.script('slow', [{ delayMs: 3000, then: { text: 'too late' } }]);
   mock.script('steady', [{ text: 'steady answer', usage: { prompt: 7, completion: 2 } }]);
+  mock.script('drip', () => ({ text: 'word '.repeat(80).trim(), chunkDelayMs: 50 }));
   mock.script('tooly', (request) =>
     request.messages.some((message) => message.role === 'tool')
       ? { text: 'It is noon.' }
@@ -440,6 +443,19 @@ describe('estimate and pre-flight', () => {
     expect(await runCount()).toBe(before);
     expect((await run('tiny', { message: 'short' })).frames.at(-1)!.event).toBe('done');
   });
+
+  it('counts a session’s history as the pre-flight check does: attachment references are not text', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('a few notes')]), 'notes.txt');
+    const notes = (await hangar.request('POST', '/api/attachments', { rawBody: form as never })).body;
+    expect((await run('tiny', { message: 'hi', sessionId: 'estimated', attachments: [notes.id] })).frames.at(-1)!.event).toBe('done');
+    const request = { message: 'word '.repeat(90), sessionId: 'estimated' };
+    const estimate = await hangar.request('POST', '/api/agents/tiny/estimate', { body: request });
+    expect(estimate.body.wouldBeRejected).toBe(true);
+    const refused = await run('tiny', request);
+    expect(refused.status).toBe(400);
+    expect(refused.body.estimatedPromptTokens).toBe(estimate.body.estimatedPromptTokens);
+  });
 });
 
 describe('factory agents', () => {
@@ -477,6 +493,47 @@ describe('tree and cancel', () => {
     expect(tree.body.map((entry: any) => [entry.id, entry.parentRunId, entry.depth])).toEqual([[runId, null, 0]]);
   });
 
+  it.each([100, 500, 2000])('ends a run whose client disconnects %i ms in: Canceled, with its terminal event', async (afterMs) => {
+    const leave = new AbortController();
+    const started = Date.now();
+    const response = await fetch(`${hangar.url}/api/agents/drip/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'drip' }),
+      signal: leave.signal,
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const runId = JSON.parse(/^data: (.*)$/m.exec(first)![1]).runId as string;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, afterMs - (Date.now() - started))));
+    leave.abort();
+    const ended = await eventually(async () => {
+      const record = (await hangar.request('GET', `/api/runs/${runId}`)).body;
+      return ['Completed', 'Failed', 'Canceled'].includes(record.status) ? record : undefined;
+    }, `run ${runId} to end after its client left`);
+    expect(ended).toMatchObject({ status: 'Canceled', errorType: null });
+    const events = await hangar.request('GET', `/api/runs/${runId}/events`);
+    expect(parseSseFrames(events.text).at(-1)?.event).toBe('run.canceled');
+  });
+
+  it('ends a long JSON-mode run whose client disconnects 500 ms in', async () => {
+    const leave = new AbortController();
+    const request = fetch(`${hangar.url}/api/agents/echoer/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ message: 'echo '.repeat(50_000) }),
+      signal: leave.signal,
+    }).catch(() => undefined);
+    const running = await runningRun(hangar, 'echoer');
+    setTimeout(() => leave.abort(), 500);
+    await request;
+    const ended = await eventually(async () => {
+      const record = (await hangar.request('GET', `/api/runs/${running.id}`)).body;
+      return ['Completed', 'Failed', 'Canceled'].includes(record.status) ? record : undefined;
+    }, 'the JSON-mode run to end after its client left');
+    expect(ended).toMatchObject({ status: 'Canceled', errorType: null });
+  });
+
   it('cancels a running run: 202, the stream ends with done Canceled, a second cancel is 409', async () => {
     const streaming = run('cancellable', { message: 'take your time' });
     const runId = (await runningRun(hangar, 'cancellable')).id;
@@ -485,7 +542,12 @@ describe('tree and cancel', () => {
     expect(canceled.body.id).toBe(runId);
     const frames = (await streaming).frames;
     expect(frames.at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
-    expect((await hangar.request('GET', `/api/runs/${runId}`)).body).toMatchObject({ status: 'Canceled', completedAt: expect.any(String) });
+    expect((await hangar.request('GET', `/api/runs/${runId}`)).body).toMatchObject({
+      status: 'Canceled',
+      completedAt: expect.any(String),
+      errorType: null,
+      errorMessage: null,
+    });
     expect((await call('GET', `/api/runs/${runId}/events`)).frames.at(-1)!.event).toBe('run.canceled');
     expectProblem(await hangar.request('POST', `/api/runs/${runId}/cancel`), 409, 'conflict');
     expectProblem(await hangar.request('POST', '/api/runs/00000000-0000-4000-8000-000000000000/cancel'), 404, 'not_found');
@@ -612,13 +674,19 @@ describe('queued runs', () => {
   it('takes over the expired lease of a dead worker and completes the run', async () => {
     const { runId, job } = await orphanedJob(1);
     expect((await waitForStatus(runId, ['Completed', 'Failed'])).status).toBe('Completed');
-    expect(await job()).toMatchObject({ status: 'done', attempts: 2, lease_owner: null });
+    // The run ends first, then its job is closed.
+    const closed = await eventually(async () => {
+      const row = await job();
+      return row.status === 'done' ? row : undefined;
+    }, 'the job to be closed as done');
+    expect(closed).toMatchObject({ status: 'done', attempts: 2, lease_owner: null });
   });
 
   it('fails the run as worker_lost when the attempts are used up', async () => {
     const { runId, job } = await orphanedJob(2);
     expect(await waitForStatus(runId, ['Completed', 'Failed'])).toMatchObject({ status: 'Failed', errorType: 'worker_lost' });
-    expect((await job()).status).toBe('failed');
+    // The run ends first, then its job is closed.
+    await eventually(async () => ((await job()).status === 'failed' ? true : undefined), 'the job to be closed as failed');
   });
 });
 
@@ -692,7 +760,7 @@ describe('job lanes', () => {
     const runId = await enqueue(elsewhere);
     await new Promise((resolve) => setTimeout(resolve, 500)); // five polls
     expect((await elsewhere.request('GET', `/api/runs/${runId}`)).body.status).toBe('Queued');
-    expect((await elsewhere.request('POST', `/api/runs/${runId}/cancel`)).body.status).toBe('Canceled');
+    expect((await elsewhere.request('POST', `/api/runs/${runId}/cancel`)).body).toMatchObject({ status: 'Canceled', errorType: null });
   });
 });
 

@@ -15,3 +15,4 @@ export { GovernanceServiceDefinition } from './generated/hangar/v1/governance.js
 export * from './run-authorization.js';
 export * from './run-events.js';
 export * as runPb from './generated/hangar/v1/run_executor.js';
+export * from './run-status.js';

@@ -28,10 +28,22 @@ export type PubSubHandler = (message: string) => void;
 export interface PubSub {
   readonly kind: string;
   publish(channel: string, message: string): Promise<void>;
+  /** Its subscription's `unsubscribe` never rejects: leaving takes effect here at once, even while the engine is away. */
   subscribe(channel: string, handler: PubSubHandler): Promise<Subscription>;
   close(): Promise<void>;
 }
 
 export interface Subscription {
   unsubscribe(): Promise<void>;
+}
+
+/**
+ * The engine behind a port (Redis, a broker) cannot be reached now; the same call may succeed
+ * once it is back. Adapters reject with it so callers can tell an outage from a bug.
+ */
+export class EngineUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EngineUnavailableError';
+  }
 }

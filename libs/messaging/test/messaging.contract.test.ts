@@ -4,11 +4,12 @@ import {
   createInProcessPubSub,
   createKafkaEventLog,
   createRedisPubSub,
+  EngineUnavailableError,
   type EventLog,
   type LogRecord,
   type PubSub,
 } from '@hangar/messaging';
-import { TEST_KAFKA_BROKERS, TEST_REDIS_URL } from '@hangar/testing';
+import { startPrivateRedis, TEST_KAFKA_BROKERS, TEST_REDIS_URL } from '@hangar/testing';
 import { describe, expect, it } from 'vitest';
 
 /** The port contracts, run against the in-process adapters and the real engines behind the others. */
@@ -161,5 +162,49 @@ describe('PubSub contract: redis, across connections', () => {
 
   it('refuses to start against an unreachable server instead of hanging', async () => {
     await expect(createRedisPubSub({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 500 })).rejects.toThrow();
+  });
+});
+
+describe('PubSub: redis outage (a private redis-server, killed and restarted)', () => {
+  it('refuses publish and subscribe as unavailable while Redis is away, then resubscribes and delivers again', async () => {
+    const redis = await startPrivateRedis();
+    const errors: Error[] = [];
+    const pubsub = await createRedisPubSub({ url: redis.url, channelPrefix: 'outage:', onError: (error) => errors.push(error) });
+    try {
+      const kept: string[] = [];
+      const dropped: string[] = [];
+      await pubsub.subscribe('run:1', (message) => kept.push(message));
+      const leaving = await pubsub.subscribe('run:2', (message) => dropped.push(message));
+
+      await redis.kill9();
+      const started = Date.now();
+      await expect(pubsub.publish('run:1', 'lost')).rejects.toBeInstanceOf(EngineUnavailableError);
+      await expect(pubsub.subscribe('run:3', () => {})).rejects.toBeInstanceOf(EngineUnavailableError);
+      expect(Date.now() - started).toBeLessThan(1000);
+      await leaving.unsubscribe(); // takes effect at once, Redis hears of it when it is back
+      await waitFor(() => errors.length > 0);
+
+      await redis.start();
+      await waitFor(() => {
+        void pubsub.publish('run:1', 'after').catch(() => {});
+        return kept.length > 0;
+      }, 10_000);
+      await pubsub.publish('run:2', 'nobody listens');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(kept[0]).toBe('after');
+      expect(dropped).toEqual([]);
+    } finally {
+      await pubsub.close();
+      await redis.stop();
+    }
+  });
+
+  it('closes while Redis is away', async () => {
+    const redis = await startPrivateRedis();
+    const pubsub = await createRedisPubSub({ url: redis.url, onError: () => {} });
+    await pubsub.subscribe('c', () => {});
+    await redis.kill9();
+    await pubsub.close();
+    await redis.stop();
   });
 });

@@ -1,3 +1,4 @@
+import { EngineUnavailableError } from '@hangar/messaging';
 import { Status } from 'nice-grpc-common';
 
 /** One finding of a failed validation, addressed by a JSON path such as `model.fallbacks[0].model`. */
@@ -51,6 +52,51 @@ export const notFound = (message: string) => new HangarError('notFound', message
 export const conflict = (message: string) => new HangarError('conflict', message);
 export const forbidden = (message: string, errorType?: string) => new HangarError('forbidden', message, {}, errorType);
 export const unauthorized = (message: string) => new HangarError('unauthorized', message);
+
+/**
+ * What an error thrown anywhere stands for at the edge: a HangarError as it is, a failure to reach
+ * an engine (PostgreSQL, Redis, a socket) as `unavailable`, since the same request may succeed once
+ * the engine is back; anything else is undefined, which the edge answers with a logged 500. The
+ * gRPC middleware and the gateway's problem handler both ask here, so no call site classifies.
+ */
+export function classifyError(error: unknown): HangarError | undefined {
+  if (error instanceof HangarError) return error;
+  if (isConnectionFailure(error))
+    return new HangarError('unavailable', 'a backing store is unavailable; retry shortly', {}, 'service_unavailable');
+  return undefined;
+}
+
+/** Socket errors of Node (pg and redis connections surface them as they are). */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/**
+ * SQLSTATEs that mean "no usable connection" rather than "this statement is wrong": class 08
+ * (connection exception), 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
+ * 53300 too_many_connections.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+/** pg's own errors carry no code: a dropped connection, a client it dropped, a pool that could not connect in time. */
+const CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+function isConnectionFailure(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 3) return false;
+  if (error instanceof EngineUnavailableError) return true;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+  if (CONNECTION_MESSAGES.test(error.message)) return true;
+  // Node reports a refused connection to every address of a host as one AggregateError.
+  if (error instanceof AggregateError && error.errors.some((inner) => isConnectionFailure(inner, depth + 1))) return true;
+  return isConnectionFailure(error.cause, depth + 1);
+}
 
 export function kindForHttpStatus(status: number): ErrorKind | undefined {
   return (Object.keys(ERROR_KINDS) as ErrorKind[]).find((kind) => ERROR_KINDS[kind].http === status);

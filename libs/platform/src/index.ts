@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './config/schema.js';
 export * from './config/load.js';
+export * from './config/not-yet-effective.js';
 export { parseDuration } from './config/values.js';
 export * from './logging.js';
 export * from './telemetry.js';

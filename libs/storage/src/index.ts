@@ -1,4 +1,5 @@
 export * from './provider.js';
-export { PGliteDialect, PGliteLock } from './pglite-dialect.js';
+export { PGliteDialect } from './pglite-dialect.js';
+export { PGliteWorker } from './pglite-worker-client.js';
 export { sql, type Kysely, type Migration, type Insertable, type Selectable, type Generated } from 'kysely';
 export { jsonb } from './jsonb.js';

@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -10,29 +9,18 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { EmbeddedConnection, PGliteWorker } from './pglite-worker-client.js';
 
 /**
- * PGlite is one embedded Postgres backend: a single connection. Every Kysely instance over the
- * same PGlite shares one lock, so a transaction owns the connection until it ends and no other
- * query can slip into it. Never await a remote call while holding a transaction.
+ * PGlite is one embedded Postgres backend: a single connection that every Kysely connection shares.
+ * The store's thread keeps its lock (see pglite-worker.mjs): a transaction owns the backend until it
+ * ends and no other query can slip into it. Never await a remote call while holding a transaction.
  */
-export class PGliteLock {
-  private tail: Promise<void> = Promise.resolve();
-
-  acquire(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const ready = this.tail.then(() => release);
-    this.tail = this.tail.then(() => next);
-    return ready;
-  }
-}
-
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(readonly turn: EmbeddedConnection) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pglite.query<R>(compiled.sql, [...compiled.parameters]);
+    const result = await this.turn.query<R>(compiled.sql, compiled.parameters);
     return {
       rows: result.rows,
       numAffectedRows: result.affectedRows === undefined ? undefined : BigInt(result.affectedRows),
@@ -46,20 +34,12 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  private readonly releases = new WeakMap<DatabaseConnection, () => void>();
-
-  constructor(
-    private readonly pglite: PGlite,
-    private readonly lock: PGliteLock,
-  ) {}
+  constructor(private readonly store: PGliteWorker) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const release = await this.lock.acquire();
-    const connection = new PGliteConnection(this.pglite);
-    this.releases.set(connection, release);
-    return connection;
+    return new PGliteConnection(this.store.connect());
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -75,26 +55,22 @@ class PGliteDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    this.releases.get(connection)?.();
-    this.releases.delete(connection);
+    (connection as PGliteConnection).turn.release();
   }
 
-  // The PGlite instance belongs to the storage provider, which closes it.
+  // The store belongs to the storage provider, which closes it.
   async destroy(): Promise<void> {}
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(
-    private readonly pglite: PGlite,
-    private readonly lock: PGliteLock,
-  ) {}
+  constructor(private readonly store: PGliteWorker) {}
 
   createAdapter() {
     return new PostgresAdapter();
   }
 
   createDriver() {
-    return new PGliteDriver(this.pglite, this.lock);
+    return new PGliteDriver(this.store);
   }
 
   createQueryCompiler() {

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
-import { PGliteDialect, PGliteLock } from './pglite-dialect.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteWorker } from './pglite-worker-client.js';
 
 export type EngineKind = 'postgres' | 'pglite';
 
@@ -15,6 +15,8 @@ export interface StorageSettings {
   embeddedDataDir: string;
   autoApplyMigrations: boolean;
   commandTimeoutSeconds: number;
+  /** Told when a connection drops outside a query (the server restarted or went away); the pool reconnects by itself. */
+  onConnectionError?: (error: Error) => void;
 }
 
 export interface ServiceDatabase<DB> {
@@ -46,14 +48,24 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
       const pool = new pg.Pool({
         connectionString: settings.postgresConnectionString,
         statement_timeout: settings.commandTimeoutSeconds * 1000,
+        // Waiting longer than a statement may run for a connection (an unreachable server, a full pool) fails the query.
+        connectionTimeoutMillis: settings.commandTimeoutSeconds * 1000,
         max: 10,
       });
+      // A server that restarts or dies makes its connections emit 'error'; unheard, that event ends
+      // the process. The pool reports idle ones here and drops them; a checked-out one fails its
+      // query (or the next), is dropped on release, and the next query opens a fresh connection.
+      pool.on('error', (error) => settings.onConnectionError?.(error));
+      pool.on('connect', (client) => client.on('error', () => {}));
       // Kysely's destroy() ends the pool.
-      return { root: new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), closeEngine: async () => {} };
+      const dialect = new PostgresDialect({ pool });
+      return { root: new Kysely<unknown>({ dialect }), closeEngine: async () => {} };
     }
     if (!settings.embeddedDataDir.startsWith('memory://')) mkdirSync(settings.embeddedDataDir, { recursive: true });
-    const pglite = await PGlite.create(settings.embeddedDataDir);
-    return { root: new Kysely<unknown>({ dialect: new PGliteDialect(pglite, new PGliteLock()) }), closeEngine: () => pglite.close() };
+    // In its own thread, so the embedded engine uses another core than the services.
+    const store = await PGliteWorker.create(settings.embeddedDataDir);
+    const dialect = new PGliteDialect(store);
+    return { root: new Kysely<unknown>({ dialect }), closeEngine: () => store.close() };
   }
 
   return {

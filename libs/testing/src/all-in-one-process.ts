@@ -25,12 +25,14 @@ export interface AllInOneProcess {
  * Starts `services/all-in-one/src/main.ts` (what `npm start` runs) in its own process, on a fresh
  * embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
  */
-export async function spawnAllInOne(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<AllInOneProcess> {
+export async function spawnAllInOne(
+  options: { dataDir?: string; env?: Record<string, string>; /** Extra node flags (a CPU profile, say). */ nodeArgs?: string[] } = {},
+): Promise<AllInOneProcess> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
   const started = performance.now();
   // One process (node --import tsx, no wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/all-in-one/src/main.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'services/all-in-one/src/main.ts'], {
     cwd: ROOT,
     // HANGAR_TEST_CHILD_OUTPUT=1 shows the process's own logs when a test needs debugging.
     stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',

@@ -23,22 +23,30 @@ export interface DistributedHangar {
   processes: Map<ProcessName, ChildProcess>;
   /** Resolves with each process's exit code. */
   exits: Map<ProcessName, Promise<number | null>>;
+  /** What a process wrote so far, stdout and stderr (JSON log lines at the configured level). */
+  output(name: ProcessName): string;
   /** SIGKILLs whatever still runs and drops the test schemas. */
   cleanup(): Promise<void>;
+}
+
+export interface DistributedOptions {
+  /** HANGAR__ settings over the defaults, e.g. `HANGAR__Redis__ConnectionString`. */
+  env?: Record<string, string>;
+  readyTimeoutMs?: number;
+  /** A PostgreSQL of the test's own (its schemas go with it); the machine's shared one by default. */
+  postgresUrl?: string;
 }
 
 /**
  * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`)
  * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once `/readyz` is 200.
  */
-export async function startDistributed(
-  options: { env?: Record<string, string>; readyTimeoutMs?: number } = {},
-): Promise<DistributedHangar> {
+export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
   const schemaPrefix = uniqueSchemaPrefix();
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
   const gatewayPort = await freePort();
   const env: Record<string, string> = {
-    HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
+    HANGAR__Stores__Postgres__ConnectionString: options.postgresUrl ?? TEST_POSTGRES_URL,
     HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
     HANGAR__Hangar__Api__AuthToken: TEST_TOKEN,
     HANGAR__Providers__demo__Kind: 'Demo',
@@ -53,20 +61,23 @@ export async function startDistributed(
   }
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
+  const outputs = new Map<ProcessName, string>();
   for (const name of [...SERVICE_NAMES, 'Gateway'] as const) {
     const child = spawn(process.execPath, ['--import', 'tsx', `services/${DIRECTORIES[name]}/src/main.ts`], {
       cwd: ROOT,
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stderr = '';
-    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    outputs.set(name, '');
+    const collect = (chunk: Buffer) => outputs.set(name, outputs.get(name) + chunk.toString());
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
     processes.set(name, child);
     exits.set(
       name,
       new Promise((resolve) =>
         child.once('exit', (code) => {
-          if (code) console.error(`${name} exited with ${code}: ${stderr}`);
+          if (code) console.error(`${name} exited with ${code}: ${outputs.get(name)!.slice(-4000)}`);
           resolve(code);
         }),
       ),
@@ -76,7 +87,7 @@ export async function startDistributed(
   const cleanup = async () => {
     for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(exits.values());
-    await dropSchemas(schemaPrefix);
+    if (!options.postgresUrl) await dropSchemas(schemaPrefix);
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   while (true) {
@@ -91,5 +102,5 @@ export async function startDistributed(
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { url, processes, exits, cleanup };
+  return { url, processes, exits, output: (name) => outputs.get(name) ?? '', cleanup };
 }

@@ -27,6 +27,7 @@ export interface RequestOptions {
   rawBody?: string;
   token?: string | null;
   headers?: Record<string, string>;
+  signal?: AbortSignal;
 }
 
 export interface HangarUnderTest {
@@ -45,7 +46,7 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: options.signal });
   const text = await response.text();
   let parsed: unknown;
   try {

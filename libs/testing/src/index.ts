@@ -7,3 +7,4 @@ export * from './distributed.js';
 export * from './mock-openai.js';
 export * from './all-in-one-process.js';
 export * from './polling.js';
+export * from './private-engines.js';

@@ -2,7 +2,12 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 /** What the mock answers to one chat-completions call. */
 export type MockReply =
-  | { text: string; usage?: { prompt: number; completion: number; cached?: number; reasoning?: number } }
+  | {
+      text: string;
+      usage?: { prompt: number; completion: number; cached?: number; reasoning?: number };
+      /** Chat completions only: a pause between streamed chunks (one chunk a word); none by default. */
+      chunkDelayMs?: number;
+    }
   | { toolCall: { name: string; args: Record<string, unknown> }; usage?: { prompt: number; completion: number } }
   | { status: number; body?: string }
   | { delayMs: number; then: MockReply };
@@ -168,8 +173,13 @@ export async function startMockOpenAI() {
       );
       response.write(chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]));
     } else {
-      for (const piece of reply.text.match(/\S+\s*/g) ?? [])
+      for (const [index, piece] of (reply.text.match(/\S+\s*/g) ?? []).entries()) {
+        if (index > 0 && reply.chunkDelayMs) {
+          await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
+          if (response.destroyed) return;
+        }
         response.write(chunk([{ index: 0, delta: { role: 'assistant', content: piece }, finish_reason: null }]));
+      }
       response.write(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
     }
     const usage = reply.usage ?? { prompt: 10, completion: 5 };

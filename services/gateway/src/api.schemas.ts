@@ -62,6 +62,16 @@ export const ValidationReportSchema = z
   })
   .meta({ id: 'ValidationReport' });
 
+export const EstimateSchema = z
+  .object({
+    estimatedPromptTokens: z.number().int(),
+    contextWindowTokens: z.number().int().nullable(),
+    allowedPromptTokens: z.number().int().nullable(),
+    wouldBeRejected: z.boolean(),
+    tokenizer: z.string(),
+  })
+  .meta({ id: 'ContextWindowEstimate' });
+
 export const DiffSchema = z.object({ left: StoredDefinitionSchema, right: StoredDefinitionSchema }).meta({ id: 'AgentVersionDiff' });
 
 export const RollbackRequestSchema = z.strictObject({ version: z.number().int().min(1).max(2147483647) }).meta({ id: 'RollbackRequest' });

@@ -10,7 +10,7 @@ import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
-import { runRoutes } from './routes/runs.routes.js';
+import { runRoutes } from './routes/runs/runs.routes.js';
 import { sessionRoutes } from './routes/sessions.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 

@@ -108,28 +108,30 @@ export function createQuotaRepository(db: Kysely<GovernanceDatabase>) {
       event: { runId: string; seq: number; tenantId: string; agentName: string; at: Date },
       amounts: Array<{ metric: QuotaMetric; amount: number }>,
     ): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
-        const fresh = await trx
-          .insertInto('quota_counted_events')
-          .values({ run_id: event.runId, seq: event.seq, counted_at: sql`now()` })
-          .onConflict((conflict) => conflict.columns(['run_id', 'seq']).doNothing())
-          .returning('run_id')
-          .executeTakeFirst();
-        if (!fresh) return false;
-        const hourStart = new Date(Math.floor(event.at.getTime() / 3_600_000) * 3_600_000);
-        for (const { metric, amount } of amounts) {
-          await trx
-            .insertInto('quota_usage')
-            .values({ tenant_id: event.tenantId, agent_name: event.agentName, metric, hour_start: hourStart, used: amount })
-            .onConflict((conflict) =>
-              conflict
-                .columns(['tenant_id', 'agent_name', 'metric', 'hour_start'])
-                .doUpdateSet({ used: sql`quota_usage.used + excluded.used` }),
-            )
-            .execute();
-        }
-        return true;
-      });
+      // One statement: the event is marked counted and its amounts added, or nothing happens when it was counted before.
+      const hourStart = new Date(Math.floor(event.at.getTime() / 3_600_000) * 3_600_000);
+      const counted = await db
+        .with('fresh', (qb) =>
+          qb
+            .insertInto('quota_counted_events')
+            .values({ run_id: event.runId, seq: event.seq, counted_at: sql`now()` })
+            .onConflict((conflict) => conflict.columns(['run_id', 'seq']).doNothing())
+            .returning('run_id'),
+        )
+        .insertInto('quota_usage')
+        .columns(['tenant_id', 'agent_name', 'metric', 'hour_start', 'used'])
+        .expression(
+          sql`select ${event.tenantId}::text, ${event.agentName}::text, amount.metric, ${hourStart}::timestamptz, amount.used
+            from fresh cross join unnest(${amounts.map((entry) => entry.metric)}::text[], ${amounts.map((entry) => entry.amount)}::float8[]) as amount(metric, used)`,
+        )
+        .onConflict((conflict) =>
+          conflict
+            .columns(['tenant_id', 'agent_name', 'metric', 'hour_start'])
+            .doUpdateSet({ used: sql`quota_usage.used + excluded.used` }),
+        )
+        .returning('metric')
+        .execute();
+      return counted.length > 0;
     },
   };
 }

@@ -50,5 +50,16 @@ describe.each(SQL_ENGINES)('quota repository on %s', (engine) => {
     expect(await quotas.used('t1', 'Tokens', null, ...day)).toBe(49.5);
     expect(await quotas.used('t1', 'Tokens', null, at('2026-11-22T11:00:00Z'), at('2026-11-22T12:00:00Z'))).toBe(7);
     expect(await quotas.used('t1', 'Runs', null, ...day)).toBe(0);
+
+    // A finished run's event carries several amounts: each is added once.
+    const finished = { ...event, seq: 9, tenantId: 't3' };
+    const amounts = [
+      { metric: 'Tokens' as const, amount: 12 },
+      { metric: 'Cost' as const, amount: 0.25 },
+    ];
+    expect(await quotas.count(finished, amounts)).toBe(true);
+    expect(await quotas.count(finished, amounts)).toBe(false);
+    expect(await quotas.used('t3', 'Tokens', 'bot', ...day)).toBe(12);
+    expect(await quotas.used('t3', 'Cost', 'bot', ...day)).toBe(0.25);
   });
 });

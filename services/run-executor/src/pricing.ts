@@ -1,5 +1,5 @@
 import type { HangarConfig } from '@hangar/platform';
-import type { Cost, PriceSnapshot, Usage } from './run.repository.js';
+import type { Cost, PriceSnapshot, Usage } from './runs/run.model.js';
 
 const PER_MILLION = 1_000_000;
 

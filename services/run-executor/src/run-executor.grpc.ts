@@ -1,14 +1,17 @@
-import type { runPb as pb } from '@hangar/contracts';
+import { runStatusFromProto, runStatusToProto, type runPb as pb } from '@hangar/contracts';
 import { validationError, type CallerContext } from '@hangar/platform';
-import { RUN_KINDS, RUN_STATUSES, type ApprovalRow, type RunKind, type RunRow, type RunStatus, type ScoreRow } from './run.repository.js';
-import type { RunEngine, RunUpdate } from './run-engine.service.js';
+import type { ApprovalRow } from './approvals/approval.model.js';
+import type { ScoreRow } from './feedback/score.repository.js';
+import { RUN_KINDS, type RunKind, type RunRow } from './runs/run.model.js';
+import type { RunEngine } from './runs/run-engine.service.js';
+import type { RunUpdate } from './runs/run-update.js';
 
 export const runToProto = (run: RunRow): pb.RunRecord => ({
   id: run.id,
   agentName: run.agentName,
   agentVersion: run.agentVersion ?? undefined,
   sessionId: run.sessionId ?? undefined,
-  status: run.status,
+  status: runStatusToProto(run.status),
   kind: run.kind,
   isStreaming: run.isStreaming,
   startedAt: run.startedAt,
@@ -78,6 +81,24 @@ const oneOf = <T extends string>(values: readonly T[], value: string | undefined
   return value as T;
 };
 
+/**
+ * A canceled call can leave the transport waiting for a drain that never comes, never asking for
+ * the next item: the source is closed from here when the call is canceled, so its `finally` runs.
+ */
+async function* closedOnCancel<T>(source: AsyncGenerator<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const close = () => void source.return(undefined).catch(() => {});
+  signal.addEventListener('abort', close, { once: true });
+  try {
+    yield* source;
+  } finally {
+    signal.removeEventListener('abort', close);
+  }
+}
+
+const unknownStatus = (status: number): never => {
+  throw validationError(`status ${status} is not a run status`, [{ path: 'status', message: 'must be a run status' }]);
+};
+
 export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImplementation<CallerContext> {
   return {
     async *startRun(request, { caller, signal }) {
@@ -93,7 +114,17 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
         },
         signal,
       );
-      for await (const update of updates) yield updateToProto(update);
+      // The engine ends the run Canceled when its stream is closed.
+      for await (const update of closedOnCancel(updates, signal)) yield updateToProto(update);
+    },
+    async estimateRunPrompt({ run: request }, { caller }) {
+      if (!request) throw validationError('run is required', [{ path: 'run', message: 'is required' }]);
+      const estimate = await engine.estimate(caller, { ...request, isStreaming: false });
+      return {
+        ...estimate,
+        contextWindowTokens: estimate.contextWindowTokens ?? undefined,
+        allowedPromptTokens: estimate.allowedPromptTokens ?? undefined,
+      };
     },
     async enqueueRun({ run: request }, { caller }) {
       if (!request) throw validationError('run is required', [{ path: 'run', message: 'is required' }]);
@@ -113,7 +144,7 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     async listRuns(request, { caller }) {
       const runs = await engine.list(caller, {
         agentName: request.agentName,
-        status: oneOf<RunStatus>(RUN_STATUSES, request.status, 'status'),
+        status: request.status === undefined ? undefined : (runStatusFromProto(request.status) ?? unknownStatus(request.status)),
         kind: oneOf<RunKind>(RUN_KINDS, request.kind, 'kind'),
         sessionId: request.sessionId,
         errorType: request.errorType,
@@ -132,7 +163,7 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
       return engine.input(caller, runId);
     },
     async *streamRunEvents({ runId, afterSeq }, { caller, signal }) {
-      for await (const event of engine.events(caller, runId, afterSeq, signal)) yield event;
+      for await (const event of closedOnCancel(engine.events(caller, runId, afterSeq, signal), signal)) yield event;
     },
     async getRunTree({ runId }, { caller }) {
       return { runs: (await engine.tree(caller, runId)).map(runToProto) };

@@ -1,34 +1,42 @@
-import {
-  AgentRegistryServiceDefinition,
-  AttachmentServiceDefinition,
-  GovernanceServiceDefinition,
-  recordFromProto,
-  RunExecutorServiceDefinition,
-  SessionServiceDefinition,
-} from '@hangar/contracts';
-import { createChannel, createServiceClient, grpcServiceModule, HangarError } from '@hangar/platform';
+import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
+import { grpcServiceModule } from '@hangar/platform';
+import { createApprovalRepository } from './approvals/approval.repository.js';
+import { createServiceClients } from './clients/grpc-clients.js';
+import type { RunDatabase } from './database.js';
+import { typedPubSub } from './events/channels.js';
+import { createEventRepository } from './events/event.repository.js';
+import { createOutboxRelay } from './events/outbox-relay.js';
+import { createScoreRepository } from './feedback/score.repository.js';
+import { createJobRepository } from './jobs/job.repository.js';
+import { createJobWorker } from './jobs/job-worker.js';
 import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import { createModelResolver } from './providers/model-providers.js';
-import { createJobWorker } from './job-worker.js';
-import { createOutboxRelay } from './outbox-relay.js';
-import { createRunEngine } from './run-engine.service.js';
+import { createReconciliationRepository } from './reconciliation/reconciliation.repository.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
-import { createRunRepository, type RunDatabase } from './run.repository.js';
+import { createRunEngine } from './runs/run-engine.service.js';
+import { createRunRepository } from './runs/run.repository.js';
 
-const TOOL_CATALOG_TTL_MS = 60_000;
 // Run events reach the event log within ~20 ms of being stored when this process wrote them,
-// within a second otherwise; one round ships up to 500.
-const OUTBOX_POLL_MS = 1000;
-const OUTBOX_BATCH_DELAY_MS = 20;
-const OUTBOX_BATCH_SIZE = 500;
+// within a second otherwise; one round ships up to 500, holding the outbox lease at most 30 s.
+const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 30_000 };
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
   dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance'],
   async setup({ config, logger, engines, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
-    const repository = createRunRepository(database.db, database.schema);
+    // A durable event log (Kafka) is fed through the transactional outbox; an in-process one, gone
+    // with its process anyway, directly after each write (no outbox rows, no relay round trips).
+    const outbox = engines.eventLog.kind !== 'memory';
+    const repositories = {
+      runs: createRunRepository(database.db, database.schema),
+      events: createEventRepository(database.db, { outbox }),
+      approvals: createApprovalRepository(database.db),
+      scores: createScoreRepository(database.db),
+      jobs: createJobRepository(database.db),
+      reconciliation: createReconciliationRepository(database.db, { outbox }),
+    };
     const postgres = config.Stores.Postgres;
     const readView =
       database.engine === 'postgres'
@@ -37,91 +45,40 @@ export const runExecutorModule = grpcServiceModule({
             target: { schema: 'public', name: `${config.Stores.Embedded.TablePrefix}runs_v1` },
             enabled: config.Stores.Embedded.EnableReadView,
           };
-    await repository.applyReadView(readView.target, readView.enabled);
-    const registryChannel = createChannel(addressOf('AgentRegistry'));
-    const sessionChannel = createChannel(addressOf('Session'));
-    const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
-    const sessions = createServiceClient(SessionServiceDefinition, sessionChannel);
-    const attachmentChannel = createChannel(addressOf('Attachment'));
-    const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
-    const governanceChannel = createChannel(addressOf('Governance'));
-    const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
-    let catalog: { at: number; tools: Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>> } | undefined;
+    await repositories.runs.applyReadView(readView.target, readView.enabled);
+    const clients = createServiceClients(addressOf, { tenantId: config.DefaultTenantId, actor: 'run-executor' });
 
-    const relay = createOutboxRelay({
-      repository,
-      eventLog: engines.eventLog,
-      logger,
-      settings: { pollIntervalMs: OUTBOX_POLL_MS, batchDelayMs: OUTBOX_BATCH_DELAY_MS, batchSize: OUTBOX_BATCH_SIZE },
-    });
-    relay.start();
+    const relay = outbox
+      ? createOutboxRelay({ repository: repositories.events, eventLog: engines.eventLog, logger, settings: OUTBOX_SETTINGS })
+      : undefined;
+    relay?.start();
     const engine = createRunEngine({
-      eventsStored: () => relay.nudge(),
       config,
       logger,
-      repository,
-      audit: async (caller, entry) => void (await governance.recordAudit(entry, { caller })),
+      repositories,
       pubsub: engines.pubsub,
+      eventsStored: () => relay?.nudge(),
+      shipDirect: outbox ? undefined : (records) => engines.eventLog.append(RUN_EVENTS_TOPIC, records),
+      agents: clients.agents,
+      sessions: clients.sessions,
+      attachments: clients.attachments,
+      audit: clients.audit,
+      toolCatalog: clients.toolCatalog,
       models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
         failureThreshold: config.CircuitBreaker.FailureThreshold,
         breakDurationMs: config.CircuitBreaker.BreakDuration,
       }),
-      agents: {
-        async load(caller, name) {
-          const record = recordFromProto((await registry.resolveAgent({ name }, { caller })).agent);
-          return { definition: record.definition, version: record.version ?? null };
-        },
-        async estimate(caller, name, messages, parameters) {
-          const estimate = await registry.estimateRun({ name, messages, parameters: Object.fromEntries(parameters) }, { caller });
-          return { ...estimate, allowedPromptTokens: estimate.allowedPromptTokens ?? null };
-        },
-      },
-      attachments: {
-        async read(caller, id) {
-          const chunks: Uint8Array[] = [];
-          let descriptor: { fileName: string; mediaType: string } | undefined;
-          for await (const message of attachments.downloadAttachment({ id }, { caller })) {
-            if (message.part?.$case === 'descriptor') descriptor = message.part.value;
-            if (message.part?.$case === 'chunk') chunks.push(message.part.value);
-          }
-          if (!descriptor) throw new HangarError('unavailable', `attachment ${id} came without its descriptor`, {}, 'service_unavailable');
-          return { id, fileName: descriptor.fileName, mediaType: descriptor.mediaType, bytes: Buffer.concat(chunks) };
-        },
-      },
-      sessions: {
-        async open(caller, sessionId, agentName) {
-          return (await sessions.openSession({ sessionId, agentName }, { caller })).messages;
-        },
-        async append(caller, sessionId, messages) {
-          await sessions.appendMessages({ sessionId, messages }, { caller });
-        },
-      },
-      toolCatalog: () => {
-        if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
-          const tools = registry
-            .listTools({}, { caller: { tenantId: config.DefaultTenantId, actor: 'run-executor' } })
-            .then(
-              (response) =>
-                new Map(
-                  response.tools.map((entry) => [entry.name, { description: entry.description, inputSchema: entry.inputSchema ?? {} }]),
-                ),
-            );
-          catalog = { at: Date.now(), tools };
-          tools.catch(() => (catalog = undefined));
-        }
-        return catalog.tools;
-      },
     });
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
     const scheduling = config.Scheduling;
     const worker =
       scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
         ? createJobWorker({
-            repository,
-            engine,
-            pubsub: engines.pubsub,
+            repository: repositories.jobs,
+            queued: engine,
+            pubsub: typedPubSub(engines.pubsub, logger),
             logger,
             settings: {
               pollIntervalMs: scheduling.PollInterval,
@@ -153,11 +110,8 @@ export const runExecutorModule = grpcServiceModule({
         clearInterval(approvalScanner);
         await worker?.stop();
         await engine.drain();
-        await relay.stop();
-        registryChannel.close();
-        sessionChannel.close();
-        attachmentChannel.close();
-        governanceChannel.close();
+        await relay?.stop();
+        clients.close();
       },
     };
   },

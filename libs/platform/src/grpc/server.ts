@@ -9,7 +9,7 @@ import {
   type ServerMiddleware,
 } from 'nice-grpc';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
-import { HangarError, ERROR_KINDS } from '../errors.js';
+import { classifyError, ERROR_KINDS, type HangarError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { extractContext, SpanKind, tracer } from '../telemetry.js';
 import { readCaller, type Caller } from './caller.js';
@@ -73,9 +73,11 @@ async function* traced<Response>(
 
 function toServerError(error: unknown, logger: Logger, path: string): unknown {
   if (error instanceof ServerError) return error;
-  if (error instanceof HangarError) {
-    const problem: WireProblem = { kind: error.kind, message: error.message, errorType: error.errorType, extensions: error.extensions };
-    return new ServerError(ERROR_KINDS[error.kind].grpc, JSON.stringify(problem));
+  const known = classifyError(error);
+  if (known) {
+    if (known !== error) logger.warn({ err: error, path }, 'answered UNAVAILABLE: a backing store is unreachable');
+    const problem: WireProblem = { kind: known.kind, message: known.message, errorType: known.errorType, extensions: known.extensions };
+    return new ServerError(ERROR_KINDS[known.kind].grpc, JSON.stringify(problem));
   }
   if ((error as Error)?.name === 'AbortError') return error;
   logger.error({ err: error, path }, 'unhandled error in gRPC handler');

@@ -26,6 +26,7 @@ export async function createEngines(config: HangarConfig, onEngineError: (error:
     embeddedDataDir: config.Stores.Embedded.DataDir,
     autoApplyMigrations: store.AutoApplyMigrations,
     commandTimeoutSeconds: store.CommandTimeoutSeconds,
+    onConnectionError: onEngineError,
   });
   const kafka = config.Kafka;
   const eventLog = kafka.Brokers.length

@@ -1,3 +1,4 @@
+import { warnNotYetEffective } from '../config/not-yet-effective.js';
 import type { HangarConfig, ServiceName } from '../config/schema.js';
 import type { Logger } from '../logging.js';
 import type { Engines } from './engines.js';
@@ -55,6 +56,7 @@ export interface StartedModules {
 }
 
 export async function startModules(modules: HangarModule[], base: Omit<ModuleContext, 'addressOf'>): Promise<StartedModules> {
+  warnNotYetEffective(base.config, base.logger);
   const running = new Map<ModuleName, RunningModule>();
   const stopAll = async () => {
     for (const name of [...running.keys()].reverse()) {

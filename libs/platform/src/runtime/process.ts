@@ -23,7 +23,7 @@ export async function startProcess(options: {
   const { config } = options;
   const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level });
   initTelemetry({ serviceName: `hangar-${options.name}`, otlpEndpoint: config.Telemetry.OtlpEndpoint });
-  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'messaging engine trouble'));
+  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
   let modules: StartedModules;
   try {
     modules = await startModules(options.modules, { config, logger, engines });
@@ -46,6 +46,21 @@ export async function startProcess(options: {
 }
 
 /**
+ * Keeps a process serving through a promise rejection nobody handled (Node's default ends the
+ * process, and every request in flight with it, for one forgotten `catch`): it is logged with its
+ * error and counted, and the count is reported when the process stops (`hangar <name> stopped`,
+ * `unhandledRejections`), so a test can require it to stay 0.
+ */
+export function guardProcess(logger: Logger): { unhandledRejections(): number } {
+  let count = 0;
+  process.on('unhandledRejection', (reason) => {
+    count += 1;
+    logger.error({ err: reason, unhandledRejections: count }, 'unhandled promise rejection (the process goes on)');
+  });
+  return { unhandledRejections: () => count };
+}
+
+/**
  * The body of a process entry (`main.ts`): configuration from the environment, start, and a
  * graceful stop on SIGTERM/SIGINT. A configuration error ends the process with its message.
  */
@@ -65,22 +80,25 @@ export async function runMain(
     throw error;
   }
   const started = Date.now();
+  const logger = createLogger({ name, level: config.Logging.Level });
+  const guard = guardProcess(logger);
   let running: RunningProcess;
   try {
-    running = await startProcess({ name, config, modules: modules(config) });
+    running = await startProcess({ name, config, modules: modules(config), logger });
   } catch (error) {
     console.error(`hangar ${name} failed to start: ${(error as Error).message}`);
     process.exit(1);
   }
-  running.logger.info({ startupMs: Date.now() - started }, `hangar ${name} started`);
+  logger.info({ startupMs: Date.now() - started }, `hangar ${name} started`);
   const shutdown = async (signal: string) => {
-    running.logger.info({ signal }, 'shutting down');
+    logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 15_000).unref();
     try {
       await running.stop();
       await shutdownTelemetry();
     } finally {
       clearTimeout(force);
+      logger.info({ unhandledRejections: guard.unhandledRejections() }, `hangar ${name} stopped`);
       process.exit(0);
     }
   };

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ERROR_KINDS, HangarError, currentTraceId, kindForHttpStatus, type Logger } from '@hangar/platform';
+import { ERROR_KINDS, classifyError, currentTraceId, kindForHttpStatus, type Logger } from '@hangar/platform';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -62,12 +62,16 @@ export function problemHandler(logger: Logger) {
       response.destroy();
       return;
     }
-    if (error instanceof HangarError) {
-      const headers: Record<string, string> = error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
-      const resetsAt = error.status === 429 ? Date.parse(String(error.extensions.resetsAt)) : Number.NaN;
+    const known = classifyError(error);
+    if (known) {
+      const headers: Record<string, string> = known.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+      const resetsAt = known.status === 429 ? Date.parse(String(known.extensions.resetsAt)) : Number.NaN;
       if (!Number.isNaN(resetsAt)) headers['Retry-After'] = String(Math.max(1, Math.ceil((resetsAt - Date.now()) / 1000)));
-      if (error.status >= 500) logger.info({ errorType: error.errorType, detail: error.message }, 'request answered with a classified 5xx');
-      sendProblem(request, response, problemBody(request, error.status, error.errorType, error.message, error.extensions), headers);
+      if (known !== error)
+        logger.warn({ err: error, method: request.method, path: request.path }, 'answered 503: a backing store is unreachable');
+      else if (known.status >= 500)
+        logger.info({ errorType: known.errorType, detail: known.message }, 'request answered with a classified 5xx');
+      sendProblem(request, response, problemBody(request, known.status, known.errorType, known.message, known.extensions), headers);
       return;
     }
     const parserProblem = bodyParserProblem(error as { type?: string });

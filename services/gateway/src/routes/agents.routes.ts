@@ -16,12 +16,14 @@ import {
   AgentNameParams,
   DiffParams,
   DiffSchema,
+  EstimateSchema,
   problemResponse,
   RollbackRequestSchema,
   StoredDefinitionSchema,
   ValidationReportSchema,
 } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
+import { RunRequestSchema, startRunRequest } from './runs/runs.schemas.js';
 
 const TAG = 'Agents';
 
@@ -44,6 +46,7 @@ const descriptorJson = (agent: registryPb.AgentDescriptor) => ({
 
 const agentPath = (prefix: string, name: string) => `${prefix}/api/agents/${encodeURIComponent(name)}`;
 
+/** The stored conversation an estimated run would continue; a new session has none yet. */
 export const agentRoutes = [
   defineRoute({
     method: 'get',
@@ -243,6 +246,29 @@ export const agentRoutes = [
         { caller },
       );
       return { status: 200, body: { left: recordJson(left), right: recordJson(right) } };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/agents/{name}/estimate',
+    operationId: 'estimateRun',
+    summary: 'The numbers of the run pre-flight check (reference tokenizer, no provider contacted), whether or not the check is on',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: AgentNameParams,
+    body: RunRequestSchema,
+    responses: { 200: { description: 'Context window estimate', schema: EstimateSchema }, 404: problemResponse('Unknown agent') },
+    async handler({ params, body, caller }, { runs }) {
+      // The run executor builds the prompt exactly as a run's pre-flight check does.
+      const estimate = await runs.estimateRunPrompt({ run: startRunRequest(params.name, body, false) }, { caller });
+      return {
+        status: 200,
+        body: {
+          ...estimate,
+          contextWindowTokens: estimate.contextWindowTokens ?? null,
+          allowedPromptTokens: estimate.allowedPromptTokens ?? null,
+        },
+      };
     },
   }),
 ];

@@ -155,4 +155,16 @@ export const runMigrations: Record<string, Migration> = {
       await db.schema.createIndex('run_approvals_pending').on('run_approvals').columns(['status', 'expires_at']).execute();
     },
   },
+  '0008_run_event_outbox_lease': {
+    async up(db: Kysely<any>) {
+      // Who ships the outbox right now: one relay at a time, and none holds a transaction open while it ships.
+      await db.schema
+        .createTable('run_event_outbox_lease')
+        .addColumn('id', 'smallint', (column) => column.primaryKey().check(sql`id = 1`))
+        .addColumn('owner', 'text')
+        .addColumn('expires_at', 'timestamptz')
+        .execute();
+      await db.insertInto('run_event_outbox_lease').values({ id: 1, owner: null, expires_at: null }).execute();
+    },
+  },
 };

@@ -14,6 +14,21 @@ export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/run_executor.proto";
 
+/**
+ * A run's status. The stored and read-view numbers are SPEC's (Queued 0 … AwaitingApproval 5);
+ * these are the wire's, shifted by one for the unspecified value.
+ */
+export enum RunStatus {
+  RUN_STATUS_UNSPECIFIED = 0,
+  RUN_STATUS_QUEUED = 1,
+  RUN_STATUS_RUNNING = 2,
+  RUN_STATUS_COMPLETED = 3,
+  RUN_STATUS_FAILED = 4,
+  RUN_STATUS_CANCELED = 5,
+  RUN_STATUS_AWAITING_APPROVAL = 6,
+  UNRECOGNIZED = -1,
+}
+
 export interface ChatMessage {
   role: string;
   content: string;
@@ -31,6 +46,18 @@ export interface StartRunRequest {
   parameters: RunParameter[];
   isStreaming: boolean;
   attachments: string[];
+}
+
+export interface EstimateRunPromptRequest {
+  run: StartRunRequest | undefined;
+}
+
+export interface EstimateRunPromptResponse {
+  estimatedPromptTokens: number;
+  contextWindowTokens?: number | undefined;
+  allowedPromptTokens?: number | undefined;
+  wouldBeRejected: boolean;
+  tokenizer: string;
 }
 
 export interface Usage {
@@ -54,7 +81,7 @@ export interface RunRecord {
   agentName: string;
   agentVersion?: number | undefined;
   sessionId?: string | undefined;
-  status: string;
+  status: RunStatus;
   kind: string;
   isStreaming: boolean;
   startedAt: string | undefined;
@@ -180,7 +207,7 @@ export interface GetRunResponse {
 
 export interface ListRunsRequest {
   agentName?: string | undefined;
-  status?: string | undefined;
+  status?: RunStatus | undefined;
   kind?: string | undefined;
   sessionId?: string | undefined;
   errorType?: string | undefined;
@@ -539,6 +566,172 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
   },
 };
 
+function createBaseEstimateRunPromptRequest(): EstimateRunPromptRequest {
+  return { run: undefined };
+}
+
+export const EstimateRunPromptRequest: MessageFns<EstimateRunPromptRequest> = {
+  encode(message: EstimateRunPromptRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      StartRunRequest.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateRunPromptRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateRunPromptRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = StartRunRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateRunPromptRequest>): EstimateRunPromptRequest {
+    return EstimateRunPromptRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateRunPromptRequest>): EstimateRunPromptRequest {
+    const message = createBaseEstimateRunPromptRequest();
+    message.run = (object.run !== undefined && object.run !== null)
+      ? StartRunRequest.fromPartial(object.run)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEstimateRunPromptResponse(): EstimateRunPromptResponse {
+  return {
+    estimatedPromptTokens: 0,
+    contextWindowTokens: undefined,
+    allowedPromptTokens: undefined,
+    wouldBeRejected: false,
+    tokenizer: "",
+  };
+}
+
+export const EstimateRunPromptResponse: MessageFns<EstimateRunPromptResponse> = {
+  encode(message: EstimateRunPromptResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.estimatedPromptTokens !== 0) {
+      writer.uint32(8).int32(message.estimatedPromptTokens);
+    }
+    if (message.contextWindowTokens !== undefined) {
+      writer.uint32(16).int32(message.contextWindowTokens);
+    }
+    if (message.allowedPromptTokens !== undefined) {
+      writer.uint32(24).int32(message.allowedPromptTokens);
+    }
+    if (message.wouldBeRejected !== false) {
+      writer.uint32(32).bool(message.wouldBeRejected);
+    }
+    if (message.tokenizer !== "") {
+      writer.uint32(42).string(message.tokenizer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EstimateRunPromptResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEstimateRunPromptResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.estimatedPromptTokens = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.contextWindowTokens = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.allowedPromptTokens = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.wouldBeRejected = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tokenizer = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EstimateRunPromptResponse>): EstimateRunPromptResponse {
+    return EstimateRunPromptResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EstimateRunPromptResponse>): EstimateRunPromptResponse {
+    const message = createBaseEstimateRunPromptResponse();
+    message.estimatedPromptTokens = object.estimatedPromptTokens ?? 0;
+    message.contextWindowTokens = object.contextWindowTokens ?? undefined;
+    message.allowedPromptTokens = object.allowedPromptTokens ?? undefined;
+    message.wouldBeRejected = object.wouldBeRejected ?? false;
+    message.tokenizer = object.tokenizer ?? "";
+    return message;
+  },
+};
+
 function createBaseUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0 };
 }
@@ -751,7 +944,7 @@ function createBaseRunRecord(): RunRecord {
     agentName: "",
     agentVersion: undefined,
     sessionId: undefined,
-    status: "",
+    status: 0,
     kind: "",
     isStreaming: false,
     startedAt: undefined,
@@ -785,8 +978,8 @@ export const RunRecord: MessageFns<RunRecord> = {
     if (message.sessionId !== undefined) {
       writer.uint32(34).string(message.sessionId);
     }
-    if (message.status !== "") {
-      writer.uint32(42).string(message.status);
+    if (message.status !== 0) {
+      writer.uint32(40).int32(message.status);
     }
     if (message.kind !== "") {
       writer.uint32(50).string(message.kind);
@@ -885,11 +1078,11 @@ export const RunRecord: MessageFns<RunRecord> = {
             continue;
           }
           case 5: {
-            if (tag !== 42) {
+            if (tag !== 40) {
               break;
             }
 
-            message.status = reader.string();
+            message.status = reader.int32() as any;
             continue;
           }
           case 6: {
@@ -1044,7 +1237,7 @@ export const RunRecord: MessageFns<RunRecord> = {
     message.agentName = object.agentName ?? "";
     message.agentVersion = object.agentVersion ?? undefined;
     message.sessionId = object.sessionId ?? undefined;
-    message.status = object.status ?? "";
+    message.status = object.status ?? 0;
     message.kind = object.kind ?? "";
     message.isStreaming = object.isStreaming ?? false;
     message.startedAt = object.startedAt ?? undefined;
@@ -2426,7 +2619,7 @@ export const ListRunsRequest: MessageFns<ListRunsRequest> = {
       writer.uint32(10).string(message.agentName);
     }
     if (message.status !== undefined) {
-      writer.uint32(18).string(message.status);
+      writer.uint32(16).int32(message.status);
     }
     if (message.kind !== undefined) {
       writer.uint32(26).string(message.kind);
@@ -2486,11 +2679,11 @@ export const ListRunsRequest: MessageFns<ListRunsRequest> = {
             continue;
           }
           case 2: {
-            if (tag !== 18) {
+            if (tag !== 16) {
               break;
             }
 
-            message.status = reader.string();
+            message.status = reader.int32() as any;
             continue;
           }
           case 3: {
@@ -3931,6 +4124,18 @@ export const RunExecutorServiceDefinition = {
       responseStream: true,
       options: {},
     },
+    /**
+     * The numbers of the run pre-flight check for a run request (the session's history as the run
+     * would send it; no session is opened), whether or not the check is on.
+     */
+    estimateRunPrompt: {
+      name: "EstimateRunPrompt",
+      requestType: EstimateRunPromptRequest as typeof EstimateRunPromptRequest,
+      requestStream: false,
+      responseType: EstimateRunPromptResponse as typeof EstimateRunPromptResponse,
+      responseStream: false,
+      options: {},
+    },
     /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
     enqueueRun: {
       name: "EnqueueRun",
@@ -4041,6 +4246,14 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: StartRunRequest,
     context: CallContext & CallContextExt,
   ): ServerStreamingMethodResult<DeepPartial<StartRunResponse>>;
+  /**
+   * The numbers of the run pre-flight check for a run request (the session's history as the run
+   * would send it; no session is opened), whether or not the check is on.
+   */
+  estimateRunPrompt(
+    request: EstimateRunPromptRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<EstimateRunPromptResponse>>;
   /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
   enqueueRun(
     request: EnqueueRunRequest,
@@ -4093,6 +4306,14 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<StartRunRequest>,
     options?: CallOptions & CallOptionsExt,
   ): AsyncIterable<StartRunResponse>;
+  /**
+   * The numbers of the run pre-flight check for a run request (the session's history as the run
+   * would send it; no session is opened), whether or not the check is on.
+   */
+  estimateRunPrompt(
+    request: DeepPartial<EstimateRunPromptRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<EstimateRunPromptResponse>;
   /** Queues a run (Prefer: respond-async): the same refusals as StartRun, then a Queued run and its job. */
   enqueueRun(
     request: DeepPartial<EnqueueRunRequest>,

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@hangar/platform';
-import type { PubSub, Subscription } from '@hangar/messaging';
-import type { RunRepository } from './run.repository.js';
-import { JOBS_CHANNEL, type RunEngine } from './run-engine.service.js';
+import type { Subscription } from '@hangar/messaging';
+import { channels, type TypedPubSub } from '../events/channels.js';
+import type { QueuedRuns } from './queued-runs.service.js';
+import type { JobRepository, LeasedJob } from './job.repository.js';
 
 export interface JobWorkerSettings {
   pollIntervalMs: number;
@@ -21,13 +22,13 @@ export interface JobWorkerSettings {
  * that expires (its worker died) is taken over by the next worker that polls.
  */
 export function createJobWorker(deps: {
-  repository: RunRepository;
-  engine: RunEngine;
-  pubsub: PubSub;
+  repository: JobRepository;
+  queued: Pick<QueuedRuns, 'runQueued' | 'abandonQueued'>;
+  pubsub: TypedPubSub;
   logger: Logger;
   settings: JobWorkerSettings;
 }) {
-  const { repository, engine, logger, settings } = deps;
+  const { repository, queued, logger, settings } = deps;
   const owner = `worker-${randomUUID()}`;
   const inFlight = new Set<Promise<void>>();
   const runningByLane = new Map<string, number>();
@@ -53,9 +54,9 @@ export function createJobWorker(deps: {
   let timer: NodeJS.Timeout | undefined;
   let subscription: Subscription | undefined;
 
-  async function work(job: Awaited<ReturnType<RunRepository['leaseJobs']>>[number]) {
+  async function work(job: LeasedJob) {
     if (job.attempts > settings.maxAttempts) {
-      await engine.abandonQueued(job.runId);
+      await queued.abandonQueued(job);
       await repository.finishJob(job.id, 'failed', 'attempts exhausted');
       return;
     }
@@ -72,7 +73,7 @@ export function createJobWorker(deps: {
       Math.max(100, Math.floor(settings.leaseMs / 3)),
     );
     try {
-      const run = await engine.runQueued(job, controller.signal);
+      const run = await queued.runQueued(job, controller.signal);
       await repository.finishJob(job.id, run?.status === 'Failed' ? 'failed' : 'done', run?.errorMessage ?? null);
     } finally {
       clearInterval(heartbeat);
@@ -104,7 +105,10 @@ export function createJobWorker(deps: {
   return {
     owner,
     async start() {
-      subscription = await deps.pubsub.subscribe(JOBS_CHANNEL, () => void poll());
+      // Wake-ups are a hint: without pub/sub the worker still polls.
+      subscription = await deps.pubsub
+        .subscribe(channels.jobs(), () => void poll())
+        .catch((error) => void logger.warn({ err: error }, 'job wake-ups unavailable; polling only'));
       timer = setInterval(() => void poll(), settings.pollIntervalMs);
       void poll();
     },

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { RUN_EVENTS_TOPIC } from '@hangar/contracts';
 import type { EventLog } from '@hangar/messaging';
 import type { Logger } from '@hangar/platform';
-import type { RunRepository } from './run.repository.js';
+import type { EventRepository } from './event.repository.js';
 
 export interface OutboxRelaySettings {
   /** How often the outbox is read when nothing nudges the relay. */
@@ -9,6 +10,8 @@ export interface OutboxRelaySettings {
   /** How long a nudge waits so events written close together ship in one batch. */
   batchDelayMs: number;
   batchSize: number;
+  /** How long one shipment may hold the outbox before another relay may take over. */
+  leaseMs: number;
 }
 
 /**
@@ -16,8 +19,14 @@ export interface OutboxRelaySettings {
  * shipment leaves the events in the outbox for the next round (at-least-once: a consumer may see
  * an event twice, never out of order for one run tree).
  */
-export function createOutboxRelay(deps: { repository: RunRepository; eventLog: EventLog; logger: Logger; settings: OutboxRelaySettings }) {
+export function createOutboxRelay(deps: {
+  repository: Pick<EventRepository, 'shipOutbox'>;
+  eventLog: EventLog;
+  logger: Logger;
+  settings: OutboxRelaySettings;
+}) {
   const { repository, eventLog, logger, settings } = deps;
+  const owner = `relay-${randomUUID()}`;
   let timer: NodeJS.Timeout | undefined;
   let nextRoundAt = Infinity;
   let round: Promise<void> | undefined;
@@ -27,7 +36,9 @@ export function createOutboxRelay(deps: { repository: RunRepository; eventLog: E
   async function drain() {
     try {
       while (true) {
-        const shipped = await repository.shipOutbox(settings.batchSize, (records) => eventLog.append(RUN_EVENTS_TOPIC, records));
+        const shipped = await repository.shipOutbox(owner, settings.batchSize, settings.leaseMs, (records) =>
+          eventLog.append(RUN_EVENTS_TOPIC, records),
+        );
         if (shipped < settings.batchSize) return;
       }
     } catch (error) {

@@ -1,0 +1,266 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from '../logging.js';
+import { ConfigSchema, type HangarConfig } from './schema.js';
+
+/**
+ * Configuration keys that parse and validate but that no code reads yet, because the feature
+ * behind them has not landed, grouped by that feature (the API.md section that decides it). A key
+ * read only by the schema's own cross-checks counts as not effective.
+ *
+ * When a feature lands, delete its keys here: libs/platform/test/not-yet-effective.test.ts fails
+ * while a listed key is read under services/ or libs/, and while a schema key is neither read nor
+ * listed. One key per line, so that a feature landing deletes lines and nothing else.
+ */
+// prettier-ignore
+export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
+  // API.md "Operations" (diagnostics), "OpenAI-compatible surface"; authorization policies
+  // (AuthorizationPolicy is only accepted as the credential that allows remote access).
+  'HTTP API options': [
+    'Hangar:Api:AuthorizationPolicy',
+    'Hangar:Api:RequireRolePolicies',
+    'Hangar:Api:EnableDiagnosticsEndpoint',
+    'Hangar:Api:MapOpenAIConversations',
+  ],
+  // SPEC Limits "Core": compaction summarization.
+  Compaction: [
+    'UtilityModel',
+  ],
+  // The embedded store (PGlite) has no statement timeout.
+  'Embedded store timeout': [
+    'Stores:Embedded:CommandTimeoutSeconds',
+  ],
+  // API.md "Skills on disk"; the skill service checks none of these limits yet.
+  'Skill limits and scripts': [
+    'Skills:MaxInstructionsLength',
+    'Skills:MaxResourceContentLength',
+    'Skills:MaxResourcesPerSkill',
+    'Skills:Scripts:Enabled',
+    'Skills:Scripts:PlatformIsolationAcknowledged',
+    'Skills:Scripts:AllowStoredScripts',
+    'Skills:Scripts:SkillRoots',
+    'Skills:Scripts:Interpreters',
+    'Skills:Scripts:EnvironmentAllowList',
+    'Skills:Scripts:Timeout',
+    'Skills:Scripts:MaxOutputBytes',
+    'Skills:Scripts:MaxArgumentBytes',
+    'Skills:Scripts:MaxScriptContentLength',
+    'Skills:Scripts:MaxScriptsPerSkill',
+    'Skills:Scripts:MaxConcurrentPerTenant',
+    'Skills:Scripts:MaxConcurrentTotal',
+    'Skills:Scripts:SearchDepth',
+  ],
+  // SPEC Limits "Attachments, audit": the actor claim of the audit trail.
+  'Audit actor claim': [
+    'Audit:ActorClaimType',
+  ],
+  // API.md "Operations": GET /api/models/health.
+  'Model health': [
+    'Health:CacheTtl',
+    'Health:BackgroundInterval',
+  ],
+  // API.md "Operations": persisted spans, GET /api/runs/{runId}/trace, /metrics gauges.
+  Observability: [
+    'Observability:Enabled',
+    'Observability:PersistSpans',
+    'Observability:SuccessSampleRatio',
+    'Observability:AlwaysPersistFailures',
+    'Observability:MaxSpansPerRun',
+    'Observability:RecordSensitiveData',
+    'Observability:IncludeAgentVersionTag',
+    'Observability:EnableQuotaUsageGauge',
+    'Observability:QuotaUsageRefreshInterval',
+    'Observability:EnableJobQueueDepthGauge',
+    'Observability:JobQueueDepthRefreshInterval',
+    'Observability:MaxJobLaneCardinality',
+  ],
+  // API.md "Images and voice".
+  Images: [
+    'Images:Enabled',
+    'Images:Provider',
+    'Images:Model',
+    'Images:MaxImagesPerRequest',
+    'Pricing:Images',
+  ],
+  // API.md "Schedules" (queued runs use AsyncRun:MaxAttempts).
+  Schedules: [
+    'Scheduling:MaxAttempts',
+    'Scheduling:MaxItemsPerJob',
+    'Scheduling:HttpSchedulableHandlerKeys',
+    'SingletonExecution:Enabled',
+    'SingletonExecution:LeaseDuration',
+    'SingletonExecution:OwnerId',
+    'Drain:Enabled',
+    'Drain:Timeout',
+  ],
+  // API.md "Evaluations and experiments".
+  'Online evaluation and canary': [
+    'OnlineEvaluation:Enabled',
+    'OnlineEvaluation:SampleRate',
+    'OnlineEvaluation:MaxScoresPerHour',
+    'OnlineEvaluation:AgentNames',
+    'OnlineEvaluation:LowScoreThreshold',
+    'OnlineEvaluation:MinSampleSize',
+    'OnlineEvaluation:JudgeTimeout',
+    'OnlineEvaluation:EvaluationWindow',
+    'Canary:AutoRollbackEnabled',
+    'Canary:ScanInterval',
+  ],
+  // API.md "Quota threshold notices".
+  'Quota threshold notices': [
+    'Quotas:ThresholdPercents',
+    'Quotas:PublishThresholdToRunStream',
+  ],
+  // API.md "Rate limiting".
+  'Rate limiting': [
+    'RateLimit:Enabled',
+    'RateLimit:PermitLimit',
+    'RateLimit:Window',
+    'RateLimit:QueueLimit',
+    'RateLimit:Partition',
+  ],
+  // API.md "Knowledge".
+  Knowledge: [
+    'Knowledge:Dimensions',
+    'Knowledge:ChunkSize',
+    'Knowledge:ChunkOverlap',
+    'Knowledge:MaxResults',
+  ],
+  // API.md "Webhooks"; the egress rule also covers tool servers and tenant provider endpoints.
+  'Webhooks and egress': [
+    'Egress:AllowPrivateNetworkTargets',
+    'Webhooks:Enabled',
+    'Webhooks:AllowPrivateNetworkTargets',
+    'Webhooks:AllowInsecureHttp',
+    'Webhooks:AllowedConfigurationPrefix',
+    'Webhooks:MaxExtraHeaders',
+    'Webhooks:Timeout',
+    'Webhooks:MaxResponseBytes',
+    'Webhooks:DisableAfterConsecutiveFailures',
+    'Webhooks:RetryDelays',
+    'Webhooks:SignatureTolerance',
+  ],
+  // SPEC Limits "Network egress and webhooks": per-tenant provider endpoints.
+  'Tenant providers': [
+    'TenantProviders:AllowedConfigurationPrefix',
+  ],
+  // API.md "Content protection".
+  'Content protection': [
+    'ContentProtection:Enabled',
+    'ContentProtection:ActiveKeyId',
+    'ContentProtection:Keys',
+    'ContentProtection:Columns',
+  ],
+  // API.md "Retention".
+  Retention: [
+    'Retention:Enabled',
+    'Retention:BatchSize',
+    'Retention:BatchDelay',
+    'Retention:RunEvents:MaxAge',
+    'Retention:RunEvents:Archive',
+    'Retention:ToolInvocations:MaxAge',
+    'Retention:ToolInvocations:Archive',
+    'Retention:Spans:MaxAge',
+    'Retention:Spans:Archive',
+    'Retention:Jobs:MaxAge',
+    'Retention:Jobs:Archive',
+    'Retention:WebhookDeliveries:MaxAge',
+    'Retention:WebhookDeliveries:Archive',
+    'Retention:EvalCaseResults:MaxAge',
+    'Retention:EvalCaseResults:Archive',
+    'Retention:WorkflowCheckpoints:MaxAge',
+    'Retention:WorkflowCheckpoints:Archive',
+    'Retention:SkillScriptGrants:MaxAge',
+    'Retention:SkillScriptGrants:Archive',
+    'Retention:Attachments:MaxAge',
+    'Retention:Attachments:Archive',
+    'Retention:Sessions:MaxAge',
+    'Retention:Sessions:Archive',
+    'Retention:Conversations:MaxAge',
+    'Retention:Conversations:Archive',
+    'Retention:RunInputs:MaxAge',
+    'Retention:RunInputs:Archive',
+    'Retention:VoiceSessions:MaxAge',
+    'Retention:VoiceSessions:Archive',
+    'Retention:RunScores:MaxAge',
+    'Retention:RunScores:Archive',
+    'Retention:DocumentEmbeddings:MaxAge',
+    'Retention:DocumentEmbeddings:Archive',
+  ],
+  // API.md "Tool servers (MCP) and exposure".
+  'Tool servers (MCP)': [
+    'Validation:McpTimeout',
+    'Mcp:Enabled',
+    'Mcp:RefreshInterval',
+    'Mcp:ConnectionTimeout',
+    'Mcp:MaxToolsPerServer',
+    'Mcp:MaxResourceBytesPerResource',
+    'Mcp:MaxResourceBytesTotal',
+    'Mcp:OAuthCallbackBaseUri',
+    'Mcp:McpSecretsPrefix',
+  ],
+  // API.md "Workflows".
+  Workflows: [
+    'Workflows:Enabled',
+    'Workflows:EnableCheckpointing',
+    'Workflows:MaxConcurrentRuns',
+    'Workflows:RunTimeout',
+    'Workflows:MaxSuperSteps',
+    'Workflows:KeepCheckpointsAfterCompletion',
+  ],
+  // API.md "Images and voice".
+  Voice: [
+    'Voice:OutputFormat',
+    'Voice:MaxCharactersPerRequest',
+    'Voice:MaxConcurrentRequests',
+    'Voice:RequireApproval',
+    'Voice:Timeout',
+    'Voice:ApiKey',
+    'Voice:Endpoint',
+    'Voice:DefaultVoiceId',
+    'Voice:SynthesisModelId',
+    'Voice:TranscriptionModelId',
+    'Voice:Conversation:MaxConcurrentConnectionsPerTenant',
+    'Voice:Conversation:MaxConnectionDuration',
+    'Voice:Conversation:IdleTimeout',
+    'Voice:Conversation:MaxUtteranceDuration',
+    'Voice:Conversation:MaxUtteranceBytes',
+    'Voice:Conversation:PersistAudio',
+    'Voice:Conversation:VoiceId',
+    'Voice:Conversation:OutputMediaType',
+    'Voice:Conversation:InputSampleRate',
+    'Voice:Conversation:MaxSpokenCharactersPerTurn',
+    'Pricing:Voice',
+  ],
+};
+
+export interface IneffectiveSetting {
+  /** The key path, `Section:Sub:Key`. */
+  key: string;
+  /** The feature it waits for (a group of {@link NOT_YET_EFFECTIVE}). */
+  feature: string;
+}
+
+let defaults: HangarConfig | undefined;
+
+const valueAt = (tree: unknown, key: string): unknown =>
+  key
+    .split(':')
+    .reduce<unknown>((node, segment) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[segment] : undefined), tree);
+
+/**
+ * The listed keys whose value differs from the schema's default. Values compare by content, so a
+ * map with any entry, or a list other than the default one, counts as set.
+ */
+export function settingsNotYetEffective(config: HangarConfig): IneffectiveSetting[] {
+  defaults ??= ConfigSchema.parse({});
+  return Object.entries(NOT_YET_EFFECTIVE).flatMap(([feature, keys]) =>
+    keys.filter((key) => !isDeepStrictEqual(valueAt(config, key), valueAt(defaults, key))).map((key) => ({ key, feature })),
+  );
+}
+
+/** One warning per listed key set away from its default; the value is never logged (it may be a secret). */
+export function warnNotYetEffective(config: HangarConfig, logger: Logger): void {
+  for (const { key, feature } of settingsNotYetEffective(config)) {
+    logger.warn({ configKey: key, feature }, `configuration key ${key} is set but not yet effective`);
+  }
+}

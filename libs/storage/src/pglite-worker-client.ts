@@ -1,0 +1,183 @@
+import { Worker } from 'node:worker_threads';
+
+export interface EmbeddedQueryResult<R> {
+  rows: R[];
+  affectedRows?: number;
+}
+
+/** A connection to the embedded store: its queries run in order, and inside a transaction block no other connection's in between. */
+export interface EmbeddedConnection {
+  query<R>(sql: string, params: readonly unknown[]): Promise<EmbeddedQueryResult<R>>;
+  release(): void;
+}
+
+interface SerializedError {
+  message: string;
+  name?: string;
+  stack?: string;
+  fields: Record<string, unknown>;
+}
+
+type Reply =
+  | { ready: true }
+  | { ready: false; error: SerializedError }
+  | { id: number; rows?: unknown[]; affectedRows?: number; error?: SerializedError };
+
+/**
+ * PGlite in its own thread (pglite-worker.mjs), so its WASM and protocol code run on another core
+ * than express, gRPC and the runs. The lock of its single backend is kept in that thread: see there.
+ *
+ * Values cross by structured clone, which keeps what PGlite returns and takes (Date, Uint8Array,
+ * bigint, plain objects and arrays; a Buffer parameter arrives as a Uint8Array). Errors are sent as
+ * their fields and rebuilt here, with the SQLSTATE `code`, `detail`, `constraint`... intact.
+ * If the thread dies, every pending and later query fails with SQLSTATE 08006 (connection failure),
+ * which the edge reports as unavailable.
+ */
+export class PGliteWorker {
+  private readonly pending = new Map<number, { resolve: (reply: unknown) => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private nextConnection = 1;
+  private failure: Error | undefined;
+  private closed: Promise<void> | undefined;
+  private closing = false;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (reply: Reply) => {
+      if (!('id' in reply)) return;
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      this.pending.delete(reply.id);
+      this.idleUnlessPending();
+      if (reply.error) waiting.reject(rebuildError(reply.error));
+      else waiting.resolve(reply);
+    });
+    // Heard, so a failing thread never ends the process: its queries fail instead.
+    worker.on('error', (error) => this.fail(error));
+    worker.on('messageerror', (error) => this.fail(error));
+    worker.on('exit', (code) =>
+      this.fail(new Error(this.closing ? 'the embedded store is closed' : `the embedded store's thread exited (code ${code})`)),
+    );
+  }
+
+  static async create(dataDir: string): Promise<PGliteWorker> {
+    const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
+      workerData: { dataDir },
+      // The worker is plain JavaScript: the parent's module loaders (tsx) would only cost it a loader thread.
+      execArgv: withoutLoaders(process.execArgv),
+    });
+    const client = new PGliteWorker(worker);
+    await new Promise<void>((resolve, reject) => {
+      const onReply = (reply: Reply) => {
+        if (!('ready' in reply)) return;
+        worker.off('message', onReply);
+        worker.off('exit', onExit);
+        if (reply.ready) resolve();
+        else reject(rebuildError(reply.error));
+      };
+      const onExit = () => {
+        worker.off('message', onReply);
+        reject(client.failure ?? new Error("the embedded store's thread exited while starting"));
+      };
+      worker.on('message', onReply);
+      worker.once('exit', onExit);
+    }).catch(async (error: unknown) => {
+      await worker.terminate();
+      throw error;
+    });
+    worker.unref();
+    return client;
+  }
+
+  /**
+   * A connection to the store's single backend. Its queries run in order; once one opens a
+   * transaction block, no other connection's query runs until the block ends (see pglite-worker.mjs).
+   */
+  connect(): EmbeddedConnection {
+    const conn = this.nextConnection++;
+    let used = false;
+    let released = false;
+    return {
+      query: <R>(sql: string, params: readonly unknown[]) => {
+        used = true;
+        return this.request<EmbeddedQueryResult<R>>({ type: 'query', conn, sql, params });
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        // Only a connection that ran a query can have left a transaction open.
+        if (used) this.post({ type: 'release', conn });
+      },
+    };
+  }
+
+  /** Closes PGlite (its files are consistent afterwards) and ends the thread. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      try {
+        this.closing = true;
+        if (!this.failure) await this.request({ type: 'close' }, true);
+      } finally {
+        await this.worker.terminate();
+        this.fail(new Error('the embedded store is closed'));
+      }
+    })();
+    return this.closed;
+  }
+
+  private request<T>(message: Record<string, unknown>, evenWhenClosing = false): Promise<T> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closing && !evenWhenClosing) return Promise.reject(Object.assign(new Error('the embedded store is closed'), { code: '08006' }));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (reply: unknown) => void, reject });
+      // The thread keeps the process alive only while an answer is awaited.
+      if (this.pending.size === 1) this.worker.ref();
+      try {
+        this.worker.postMessage({ ...message, id });
+      } catch (error) {
+        // A parameter structured clone cannot copy (a function, a symbol).
+        this.pending.delete(id);
+        this.idleUnlessPending();
+        reject(error as Error);
+      }
+    });
+  }
+
+  private post(message: Record<string, unknown>) {
+    if (!this.failure) this.worker.postMessage(message);
+  }
+
+  private idleUnlessPending() {
+    if (this.pending.size === 0) this.worker.unref();
+  }
+
+  private fail(cause: Error) {
+    if (!this.failure) {
+      this.failure = Object.assign(new Error(cause.message, { cause }), { code: '08006' });
+    }
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    this.worker.unref();
+    for (const { reject } of waiting) reject(this.failure);
+  }
+}
+
+function rebuildError({ message, name, stack, fields }: SerializedError): Error {
+  const error = new Error(message);
+  Object.assign(error, fields);
+  if (name !== undefined) error.name = name;
+  // Where it was thrown (the worker) and where it was awaited (here).
+  if (stack) error.stack = `${stack}\n    --- awaited at ---${(new Error().stack ?? '').replace(/^Error.*\n/, '\n')}`;
+  return error;
+}
+
+function withoutLoaders(execArgv: string[]): string[] {
+  const loaders = ['--import', '--loader', '--experimental-loader', '--require', '-r'];
+  const kept: string[] = [];
+  for (let index = 0; index < execArgv.length; index++) {
+    const arg = execArgv[index];
+    if (loaders.includes(arg)) index++;
+    else if (!loaders.some((flag) => arg.startsWith(`${flag}=`))) kept.push(arg);
+  }
+  return kept;
+}

@@ -1,0 +1,140 @@
+import { PGlite } from '@electric-sql/pglite';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGliteDialect, PGliteWorker } from '../src/index.js';
+
+/** PGlite in its own thread answers as the in-thread PGlite did: same values, same errors, one turn at a time. */
+
+const VALUES_SQL = `select $1::timestamptz as at, $2::jsonb as doc, $3::bytea as bytes, 9007199254740993::bigint as big,
+  12.50::numeric as amount, 42::int as small, 1.5::float8 as ratio, true as flag, array['a','b']::text[] as tags,
+  '0b7a4e62-5d7c-4c9e-9a57-0f1f6b1d2c3e'::uuid as id, null::text as nothing, '{"a":[1,{"b":null}]}'::json as plain,
+  interval '1 day' as span`;
+const VALUES_PARAMS = () => [new Date('2024-05-06T07:08:09.123Z'), JSON.stringify({ x: [1, 'two', { y: null }] }), Buffer.from([0, 1, 255])];
+
+describe('PGliteWorker', () => {
+  let store: PGliteWorker;
+  let db: Kysely<any>;
+
+  beforeAll(async () => {
+    store = await PGliteWorker.create('memory://');
+    db = new Kysely<any>({ dialect: new PGliteDialect(store) });
+    await sql`create table t (id int primary key, name text not null constraint t_name_key unique)`.execute(db);
+  });
+
+  afterAll(async () => {
+    await db.destroy();
+    await store.close();
+  });
+
+  it('returns the values PGlite returns in-thread, types included', async () => {
+    const local = await PGlite.create('memory://');
+    try {
+      const expected = (await local.query(VALUES_SQL, VALUES_PARAMS())).rows[0] as Record<string, unknown>;
+      const { rows } = await db.executeQuery(CompiledQuery.raw(VALUES_SQL, VALUES_PARAMS()));
+      const row = rows[0] as Record<string, unknown>;
+      expect(row).toEqual(expected);
+      expect(row.at).toBeInstanceOf(Date);
+      expect(row.bytes).toBeInstanceOf(Uint8Array);
+      expect([...(row.bytes as Uint8Array)]).toEqual([0, 1, 255]);
+      for (const key of Object.keys(expected)) expect(typeof row[key]).toBe(typeof expected[key]);
+      expect(row.doc).toEqual({ x: [1, 'two', { y: null }] });
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('reports affected rows', async () => {
+    const result = await db.insertInto('t').values([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]).executeTakeFirst();
+    expect(result.numInsertedOrUpdatedRows).toBe(2n);
+    const deleted = await db.deleteFrom('t').where('id', '=', 2).executeTakeFirst();
+    expect(deleted.numDeletedRows).toBe(1n);
+  });
+
+  it('rebuilds database errors with their fields', async () => {
+    const error = await db
+      .insertInto('t')
+      .values({ id: 3, name: 'one' })
+      .execute()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      message: 'duplicate key value violates unique constraint "t_name_key"',
+      code: '23505',
+      constraint: 't_name_key',
+      detail: 'Key (name)=(one) already exists.',
+      severity: 'ERROR',
+      table: 't',
+      schema: 'public',
+    });
+    const syntax = await sql`selec 1`.execute(db).catch((caught: unknown) => caught);
+    expect(syntax).toMatchObject({ code: '42601', position: '1' });
+  });
+
+  it('gives a transaction the connection until it ends', async () => {
+    const order: string[] = [];
+    let outside: Promise<unknown> | undefined;
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('t').values({ id: 10, name: 'ten' }).execute();
+      outside = db
+        .selectFrom('t')
+        .select('id')
+        .where('id', '=', 10)
+        .execute()
+        .then((rows) => order.push(`outside saw ${rows.length}`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await trx.updateTable('t').set({ name: 'TEN' }).where('id', '=', 10).execute();
+      order.push('commit');
+    });
+    await outside;
+    expect(order).toEqual(['commit', 'outside saw 1']);
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('t').values({ id: 11, name: 'eleven' }).execute();
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    expect(await db.selectFrom('t').select('id').where('id', '=', 11).execute()).toEqual([]);
+  });
+
+  it('rolls back a transaction left open by a released connection', async () => {
+    const careless = store.connect();
+    await careless.query('begin', []);
+    await careless.query("insert into t values (20, 'twenty')", []);
+    const other = store.connect().query('select count(*)::int as n from t where id = 20', []);
+    careless.release();
+    expect((await other).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('fails a query whose parameters cannot be cloned, and goes on', async () => {
+    await expect(db.executeQuery(CompiledQuery.raw('select $1::text', [() => 1]))).rejects.toThrow();
+    expect((await db.executeQuery(CompiledQuery.raw('select 1 as one'))).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('rejects pending queries when the thread dies, without ending the process', async () => {
+    const doomed = await PGliteWorker.create('memory://');
+    const worker = (doomed as unknown as { worker: import('node:worker_threads').Worker }).worker;
+    const turn = doomed.connect();
+    const pending = turn.query('select count(*) from generate_series(1, 3000000)', []);
+    worker.emit('error', new Error('boom'));
+    await expect(pending).rejects.toMatchObject({ code: '08006', message: 'boom' });
+    await expect(doomed.connect().query('select 1', [])).rejects.toMatchObject({ code: '08006' });
+    await doomed.close();
+
+    const killed = await PGliteWorker.create('memory://');
+    const slow = killed.connect().query('select count(*) from generate_series(1, 3000000)', []);
+    await (killed as unknown as { worker: import('node:worker_threads').Worker }).worker.terminate();
+    await expect(slow).rejects.toMatchObject({ code: '08006' });
+    await killed.close();
+  });
+
+  it('ends the thread on close; later queries fail', async () => {
+    const closing = await PGliteWorker.create('memory://');
+    let exited = false;
+    (closing as unknown as { worker: import('node:worker_threads').Worker }).worker.once('exit', () => (exited = true));
+    expect((await closing.connect().query('select 1 as one', [])).rows).toEqual([{ one: 1 }]);
+    await closing.close();
+    expect(exited).toBe(true);
+    await expect(closing.connect().query('select 1', [])).rejects.toThrow(/closed/);
+  });
+});

@@ -1,0 +1,44 @@
+import { problemResponse } from '../../api.schemas.js';
+import { defineRoute } from '../../http/route.js';
+import { ApprovalParams, ApprovalSchema, approvalJson, DecisionSchema, RunIdParams } from './runs.schemas.js';
+
+const TAG = 'Runs';
+
+export const listRunApprovals = defineRoute({
+  method: 'get',
+  path: '/api/runs/{runId}/approvals',
+  operationId: 'listRunApprovals',
+  summary: 'Tool calls of a run that waited or wait for a human decision (Approvals:RequiredTools)',
+  tag: TAG,
+  auth: { role: 'Reader', scope: 'RunsRead' },
+  params: RunIdParams,
+  runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+  responses: { 200: { description: 'Approvals, oldest first', schema: ApprovalSchema.array() }, 404: problemResponse('Unknown run') },
+  async handler({ params, caller }, { runs }) {
+    return { status: 200, body: (await runs.listApprovals({ runId: params.runId }, { caller })).approvals.map(approvalJson) };
+  },
+});
+
+export const decideRunApproval = defineRoute({
+  method: 'post',
+  path: '/api/runs/{runId}/approvals/{approvalId}',
+  operationId: 'decideRunApproval',
+  summary: 'Approve or deny a pending tool call; the run goes on wherever it executes',
+  tag: TAG,
+  auth: { role: 'Operator', scope: 'RunsWrite' },
+  params: ApprovalParams,
+  body: DecisionSchema,
+  runAuthorization: { operation: 'runs.read', denial: 'hide', resourceId: (params) => params.runId },
+  responses: {
+    200: { description: 'The decided approval', schema: ApprovalSchema },
+    404: problemResponse('Unknown run or approval'),
+    409: problemResponse('The approval was already decided or expired'),
+  },
+  async handler({ params, body, caller }, { runs }) {
+    const { approval } = await runs.decideApproval(
+      { runId: params.runId, approvalId: params.approvalId, approved: body.approved, comment: body.comment },
+      { caller },
+    );
+    return { status: 200, body: approvalJson(approval!) };
+  },
+});

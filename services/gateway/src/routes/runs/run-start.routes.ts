@@ -1,0 +1,71 @@
+import { runStatusFromProto } from '@hangar/contracts';
+import { HangarError } from '@hangar/platform';
+import { z } from 'zod';
+import { AgentNameParams, problemResponse } from '../../api.schemas.js';
+import { admitRun } from '../../http/quota-admission.js';
+import { defineRoute } from '../../http/route.js';
+import { runResponseBody, streamRunUpdates } from '../../http/run-stream.js';
+import { RunRequestSchema, startRunRequest, RunResponseSchema } from './runs.schemas.js';
+
+export const runAgent = defineRoute({
+  method: 'post',
+  path: '/api/agents/{name}/run',
+  operationId: 'runAgent',
+  summary: 'Run an agent: SSE by default; one JSON response with Idempotency-Key; Prefer: respond-async queues it (202)',
+  tag: 'Agents',
+  auth: { role: 'Operator', scope: 'RunsWrite' },
+  params: AgentNameParams,
+  body: RunRequestSchema,
+  runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
+  responses: {
+    200: {
+      description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response',
+      schema: RunResponseSchema,
+    },
+    202: {
+      description: 'Queued (Prefer: respond-async); Location names the run',
+      schema: z
+        .object({ runId: z.uuid(), status: z.literal('Queued'), statusUrl: z.string(), eventsUrl: z.string() })
+        .meta({ id: 'AcceptedRun' }),
+    },
+    403: problemResponse('Denied, or another user’s session (session ownership)'),
+    404: problemResponse('Unknown agent'),
+    429: problemResponse('A quota rule is used up: quota, limit, used, resetsAt; Retry-After'),
+    422: problemResponse('Content guard blocked the run (JSON mode)'),
+    501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
+    503: problemResponse('No model provider could answer (JSON mode)'),
+  },
+  async handler({ params, body, caller, request, response }, { runs, governance, config, logger }) {
+    await admitRun(params.name, caller, governance, config, logger);
+    if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
+      const { run: queued } = await runs.enqueueRun({ run: startRunRequest(params.name, body, false) }, { caller });
+      const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
+      return {
+        status: 202,
+        body: { runId: queued!.id, status: runStatusFromProto(queued!.status), statusUrl, eventsUrl: `${statusUrl}/events` },
+        headers: { Location: statusUrl, 'Preference-Applied': 'respond-async' },
+      };
+    }
+    const oneResponse = request.get('idempotency-key') !== undefined;
+    const abort = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) abort.abort();
+    });
+    const updates = runs
+      .startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal: abort.signal })
+      [Symbol.asyncIterator]();
+    try {
+      // Refusals (unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
+      const first = await updates.next();
+      if (first.done || first.value.update?.$case !== 'started')
+        throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+      if (oneResponse) return { status: 200, body: await runResponseBody(updates) };
+      await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal);
+      return { status: 200, sent: true };
+    } catch (error) {
+      // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
+      if (abort.signal.aborted) return { status: 200, sent: true };
+      throw error;
+    }
+  },
+});

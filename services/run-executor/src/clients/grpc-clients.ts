@@ -1,0 +1,99 @@
+import {
+  AgentRegistryServiceDefinition,
+  AttachmentServiceDefinition,
+  GovernanceServiceDefinition,
+  recordFromProto,
+  SessionServiceDefinition,
+} from '@hangar/contracts';
+import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
+import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, ToolCatalog } from './ports.js';
+
+const TOOL_CATALOG_TTL_MS = 60_000;
+
+/** The ports of the run engine, served by the other services over gRPC. */
+export function createServiceClients(addressOf: (name: ServiceName) => string, catalogCaller: { tenantId: string; actor: string }) {
+  const registryChannel = createChannel(addressOf('AgentRegistry'));
+  const sessionChannel = createChannel(addressOf('Session'));
+  const attachmentChannel = createChannel(addressOf('Attachment'));
+  const governanceChannel = createChannel(addressOf('Governance'));
+  const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
+  const sessionClient = createServiceClient(SessionServiceDefinition, sessionChannel);
+  const attachmentClient = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
+  const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
+
+  const agents: AgentLoader = {
+    async load(caller, name) {
+      const record = recordFromProto((await registry.resolveAgent({ name }, { caller })).agent);
+      return { definition: record.definition, version: record.version ?? null };
+    },
+    async estimate(caller, name, messages, parameters) {
+      const estimate = await registry.estimateRun({ name, messages, parameters: Object.fromEntries(parameters) }, { caller });
+      return {
+        ...estimate,
+        contextWindowTokens: estimate.contextWindowTokens ?? null,
+        allowedPromptTokens: estimate.allowedPromptTokens ?? null,
+      };
+    },
+  };
+
+  const attachments: AttachmentReader = {
+    async read(caller, id) {
+      const chunks: Uint8Array[] = [];
+      let descriptor: { fileName: string; mediaType: string } | undefined;
+      for await (const message of attachmentClient.downloadAttachment({ id }, { caller })) {
+        if (message.part?.$case === 'descriptor') descriptor = message.part.value;
+        if (message.part?.$case === 'chunk') chunks.push(message.part.value);
+      }
+      if (!descriptor) throw new HangarError('unavailable', `attachment ${id} came without its descriptor`, {}, 'service_unavailable');
+      return { id, fileName: descriptor.fileName, mediaType: descriptor.mediaType, bytes: Buffer.concat(chunks) };
+    },
+  };
+
+  const sessions: SessionGateway = {
+    async open(caller, sessionId, agentName) {
+      return (await sessionClient.openSession({ sessionId, agentName }, { caller })).messages;
+    },
+    async history(caller, sessionId) {
+      try {
+        return (await sessionClient.getSession({ sessionId }, { caller })).messages;
+      } catch (error) {
+        if ((error as HangarError).status === 404) return []; // a new session has no history yet
+        throw error;
+      }
+    },
+    async append(caller, sessionId, messages) {
+      await sessionClient.appendMessages({ sessionId, messages }, { caller });
+    },
+  };
+
+  const audit: AuditWriter = async (caller, entry) => void (await governance.recordAudit(entry, { caller }));
+
+  let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
+  const toolCatalog: ToolCatalog = () => {
+    if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
+      const tools = registry
+        .listTools({}, { caller: catalogCaller })
+        .then(
+          (response) =>
+            new Map(response.tools.map((entry) => [entry.name, { description: entry.description, inputSchema: entry.inputSchema ?? {} }])),
+        );
+      catalog = { at: Date.now(), tools };
+      tools.catch(() => (catalog = undefined));
+    }
+    return catalog.tools;
+  };
+
+  return {
+    agents,
+    attachments,
+    sessions,
+    audit,
+    toolCatalog,
+    close() {
+      registryChannel.close();
+      sessionChannel.close();
+      attachmentChannel.close();
+      governanceChannel.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import type { AgentDefinition } from '@hangar/contracts';
+import type { Caller } from '@hangar/platform';
+
+/** What the run executor needs of the other services: the run engine's rules see only these ports. */
+
+export interface AgentLoader {
+  /** The agent's current definition and version; throws 404 for an unknown agent. */
+  load(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }>;
+  /** The registry's prompt estimate (the numbers of the pre-flight check). */
+  estimate(
+    caller: Caller,
+    name: string,
+    messages: Array<{ role: string; content: string }>,
+    parameters: ReadonlyMap<string, string>,
+  ): Promise<PromptEstimate>;
+}
+
+export interface PromptEstimate {
+  estimatedPromptTokens: number;
+  contextWindowTokens: number | null;
+  allowedPromptTokens: number | null;
+  wouldBeRejected: boolean;
+  tokenizer: string;
+}
+
+export interface SessionGateway {
+  /** The session's history for a run of `agentName`; opens it when it does not exist yet. */
+  open(caller: Caller, sessionId: string, agentName: string): Promise<Array<{ role: string; content: unknown }>>;
+  /** The session's history without opening it; empty for a session that does not exist yet. */
+  history(caller: Caller, sessionId: string): Promise<Array<{ role: string; content: unknown }>>;
+  append(caller: Caller, sessionId: string, messages: Array<{ role: string; content: unknown; runId: string }>): Promise<void>;
+}
+
+export interface AttachmentContent {
+  id: string;
+  fileName: string;
+  mediaType: string;
+  bytes: Uint8Array;
+}
+
+export interface AttachmentReader {
+  /** The attachment's bytes; throws 404 for an unknown (or another tenant's) attachment. */
+  read(caller: Caller, id: string): Promise<AttachmentContent>;
+}
+
+/** Writes an entry to the governance audit trail for the caller. */
+export type AuditWriter = (
+  caller: Caller,
+  entry: { action: string; resourceType: string; resourceId: string; details: Record<string, unknown> },
+) => Promise<void>;
+
+export type ToolCatalog = () => Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>>;

@@ -1,0 +1,90 @@
+import { retryWhileUnavailable, type Recorder } from '../recording.js';
+import type { TypedPubSub } from './channels.js';
+import { channels } from './channels.js';
+import type { RunEventEnvelope } from '@hangar/contracts';
+import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
+import type { EventRepository } from './event.repository.js';
+
+export type Emit = (type: string, data: Record<string, unknown>) => Promise<void>;
+
+export interface EventWriterDeps {
+  events: Pick<EventRepository, 'appendEvents' | 'lastSeq'>;
+  pubsub: TypedPubSub;
+  record: Recorder;
+  /** Told after events were stored, so the outbox relay ships them soon. */
+  eventsStored: () => void;
+  /** `RunRecording:Enabled` false keeps the run record (status, usage, cost) but no event log. */
+  enabled: boolean;
+  /** Hands stored events to an in-process event log directly (a durable one is fed by the outbox instead). */
+  shipDirect?: (records: Array<{ key: string; value: string }>) => Promise<void>;
+}
+
+/**
+ * Writes one run's events in order, so the caller's stream never waits for the store: what
+ * arrives while a write is in flight goes in the next one, as one multi-row statement (a streamed
+ * answer emits an event per text delta). Each event is published only once stored; a failed
+ * publication is only a missed wake-up (readers find the event in the table). The run waits for
+ * the writer to drain before it ends.
+ */
+export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget, afterSeq = 0) {
+  let seq = afterSeq;
+  let waiting: Array<NewRunEvent & { stored: () => void }> = [];
+  let writing: Promise<void> = Promise.resolve();
+  let inFlight = false;
+
+  async function writeWaiting() {
+    inFlight = true;
+    while (waiting.length) {
+      const batch = waiting;
+      waiting = [];
+      // A short outage delays the log rather than losing from it (a run's terminal event among them).
+      const stored = await deps.record(`events ${batch[0].type}…`, () =>
+        retryWhileUnavailable(() =>
+          deps.events.appendEvents(
+            target,
+            batch.map(({ seq, type, data }) => ({ seq, type, data })),
+          ),
+        ),
+      );
+      if (stored) {
+        deps.eventsStored();
+        if (deps.shipDirect) {
+          const records = stored.map((event) => ({ key: target.rootRunId, value: JSON.stringify(envelopeOf(target, event)) }));
+          await deps.record('event log', () => deps.shipDirect!(records));
+        }
+        await deps.record('event publication', async () => {
+          for (const event of stored) await deps.pubsub.publish(channels.runEvents(target.runId), event);
+        });
+      }
+      for (const event of batch) event.stored();
+    }
+    inFlight = false;
+  }
+
+  const emit: Emit = (type, data) => {
+    if (!deps.enabled) return Promise.resolve();
+    const done = new Promise<void>((stored) => waiting.push({ seq: ++seq, type, data, stored }));
+    if (!inFlight) writing = writeWaiting();
+    return done;
+  };
+  return { emit, drained: () => writing };
+}
+
+export type EventWriter = ReturnType<typeof createEventWriter>;
+
+/** One event for a run that no writer of this process holds (a run ended before it started): it follows the stored ones. */
+export async function appendAfterStored(deps: EventWriterDeps, target: RunEventTarget, type: string, data: Record<string, unknown>) {
+  await createEventWriter(deps, target, await deps.events.lastSeq(target.runId)).emit(type, data);
+}
+
+/** A stored event as the event log carries it (the outbox writes the same envelope). */
+export const envelopeOf = (target: RunEventTarget, event: RunEventRow): RunEventEnvelope => ({
+  tenantId: target.tenantId,
+  runId: event.runId,
+  rootRunId: target.rootRunId,
+  agentName: target.agentName,
+  seq: event.seq,
+  type: event.type,
+  at: event.at,
+  data: event.data,
+});

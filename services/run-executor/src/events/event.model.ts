@@ -1,0 +1,24 @@
+export interface RunEventRow {
+  seq: number;
+  runId: string;
+  type: string;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** Where a run event belongs: its run, the tree's root (the event log's key) and the tenant. */
+export interface RunEventTarget {
+  runId: string;
+  rootRunId: string;
+  tenantId: string;
+  agentName: string;
+}
+
+export interface NewRunEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** The events that end a run's log: a reader of the log stops after one. */
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.canceled']);

@@ -1,0 +1,136 @@
+import { jsonb, sql, type Kysely } from '@hangar/storage';
+import type { RunDatabase } from '../database.js';
+import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
+
+/**
+ * Stores events of one run and, with `outbox`, queues them for the event log in the same
+ * statement, so nothing is shipped that was not stored. The outbox entry is the envelope
+ * consumers read: tenant, run, root, agent, seq, type, time and data.
+ */
+export async function insertEvents(
+  db: Kysely<RunDatabase>,
+  target: RunEventTarget,
+  events: NewRunEvent[],
+  outbox: boolean,
+): Promise<RunEventRow[]> {
+  const values = events.map(({ seq, type, data }) => ({ run_id: target.runId, seq, type, data: jsonb(data) }));
+  if (!outbox) return (await db.insertInto('run_events').values(values).returningAll().execute()).map(toEvent);
+  const rows = await db
+    .with('stored', (qb) => qb.insertInto('run_events').values(values).returningAll())
+    .with('queued', (qb) =>
+      qb
+        .insertInto('run_event_outbox')
+        .columns(['root_run_id', 'payload'])
+        .expression((eb) =>
+          eb
+            .selectFrom('stored')
+            .select([
+              sql<string>`${target.rootRunId}::uuid`.as('root_run_id'),
+              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'agentName', ${target.agentName}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
+                'payload',
+              ),
+            ])
+            // Outbox ids follow the sequence, so the relay ships a run's events in order.
+            .orderBy('stored.seq'),
+        ),
+    )
+    .selectFrom('stored')
+    .selectAll()
+    .orderBy('seq')
+    .execute();
+  return rows.map(toEvent);
+}
+
+const toEvent = (row: { seq: number; run_id: string; type: string; at: Date; data: unknown }): RunEventRow => ({
+  seq: row.seq,
+  runId: row.run_id,
+  type: row.type,
+  at: row.at.toISOString(),
+  data: row.data as Record<string, unknown>,
+});
+
+/** The sequence of a run's last event, 0 when it has none. */
+export async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<number> {
+  const last = await db
+    .selectFrom('run_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
+  return Number(last?.seq ?? 0);
+}
+
+/** The outbox is shipped by one relay at a time (the lease row), so a root's events leave in order. */
+const OUTBOX_LEASE_ID = 1;
+
+/**
+ * A run's event log (`run_events`) and the outbox that carries it to a durable event log (Kafka).
+ * Without `outbox` (an in-process event log, gone with its process anyway) events are stored
+ * alone and handed to the log by the writer.
+ */
+export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox: boolean }) {
+  return {
+    appendEvents: (target: RunEventTarget, events: NewRunEvent[]) => insertEvents(db, target, events, options.outbox),
+
+    lastSeq: (runId: string) => lastSeq(db, runId),
+
+    async events(runId: string, afterSeq: number): Promise<RunEventRow[]> {
+      const rows = await db
+        .selectFrom('run_events')
+        .selectAll()
+        .where('run_id', '=', runId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .execute();
+      return rows.map(toEvent);
+    },
+
+    /**
+     * Hands up to `limit` queued events, oldest first, to `ship`, and deletes them once it returns.
+     * No transaction is open while `ship` waits on the event log: the relay first takes the outbox
+     * lease (relays in several processes ship in turn, so order holds), and a relay that dies
+     * mid-shipment leaves its rows for the next lease holder (at-least-once).
+     */
+    async shipOutbox(
+      owner: string,
+      limit: number,
+      leaseMs: number,
+      ship: (events: Array<{ key: string; value: string }>) => Promise<void>,
+    ): Promise<number> {
+      const lease = await db
+        .updateTable('run_event_outbox_lease')
+        .set({ owner, expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
+        .where('id', '=', OUTBOX_LEASE_ID)
+        .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
+        .returning('owner')
+        .executeTakeFirst();
+      if (!lease) return 0;
+      try {
+        const rows = await db.selectFrom('run_event_outbox').selectAll().orderBy('id').limit(limit).execute();
+        if (!rows.length) return 0;
+        await ship(rows.map((row) => ({ key: row.root_run_id, value: JSON.stringify(row.payload) })));
+        // Only while the lease is still ours: a relay whose shipment outlived it leaves the rows to the next holder.
+        await db
+          .deleteFrom('run_event_outbox')
+          .where(
+            'id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .where(({ exists, selectFrom }) =>
+            exists(selectFrom('run_event_outbox_lease').select('id').where('id', '=', OUTBOX_LEASE_ID).where('owner', '=', owner)),
+          )
+          .execute();
+        return rows.length;
+      } finally {
+        await db
+          .updateTable('run_event_outbox_lease')
+          .set({ owner: null, expires_at: null })
+          .where('id', '=', OUTBOX_LEASE_ID)
+          .where('owner', '=', owner)
+          .execute();
+      }
+    },
+  };
+}
+
+export type EventRepository = ReturnType<typeof createEventRepository>;

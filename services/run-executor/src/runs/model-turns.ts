@@ -1,0 +1,249 @@
+import { stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
+import type { AgentDefinition } from '@hangar/contracts';
+import { classifyError, type HangarConfig, type Logger } from '@hangar/platform';
+import type { Approvals } from '../approvals/approvals.service.js';
+import type { Emit } from '../events/event-writer.js';
+import { costOf, priceFor } from '../pricing.js';
+import type { CircuitBreaker } from '../providers/circuit-breaker.js';
+import type { ModelResolver } from '../providers/model-providers.js';
+import type { Recorder } from '../recording.js';
+import { addUsage, sumUsage, usageOf, ZERO_USAGE, type Usage } from './run.model.js';
+import type { RunRepository } from './run.repository.js';
+import { recordedPayload, type RunUpdate } from './run-update.js';
+
+/** Model steps per model call (each tool round-trip is one). */
+const MAX_STEPS = 8;
+
+/** Shared by every run of one tree (children run inline, in the root's process). */
+export interface TreeBudget {
+  tokens: number;
+  cost: number;
+  childRuns: number;
+}
+
+export interface RunFailure {
+  errorType: string;
+  message: string;
+}
+
+export interface ModelTurnsDeps {
+  models: ModelResolver;
+  breaker: CircuitBreaker;
+  approvals: Pick<Approvals, 'settle'>;
+  runs: Pick<RunRepository, 'setModel'>;
+  record: Recorder;
+  logger: Logger;
+  needsApproval: (toolName: string) => boolean;
+  settings: Pick<HangarConfig, 'Pricing' | 'RunRecording' | 'StructuredResponse'>;
+  graph: { maxTotalTokens: number; maxTotalCost: number };
+}
+
+export interface ModelTurnsInput {
+  runId: string;
+  definition: AgentDefinition;
+  system: string | undefined;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  budget: TreeBudget;
+  emit: Emit;
+  signal: AbortSignal;
+  /** Whether text deltas reach the caller as they come (false: the content guard reads the whole answer first). */
+  streamDeltas: boolean;
+  /** Masks a delta before it is recorded or reaches the caller. */
+  maskDelta: (text: string) => string;
+  /** What is wrong with a Json/JsonSchema answer, or undefined (StructuredResponse). */
+  structuredProblem?: (text: string) => string | undefined;
+  /** Anything raised inside tool calls (a child run starting), yielded between stream parts. */
+  pending: RunUpdate[];
+  /** The usage of every model step finished so far: what a run that ends mid-turn has spent. */
+  spent: { usage: Usage };
+}
+
+export interface ModelTurnsResult {
+  usage: Usage;
+  outputText: string;
+  /** The model that answered; undefined when none did. */
+  answered?: { provider: string; model: string };
+  failure?: RunFailure;
+}
+
+/**
+ * The model turns of one run: the agent's model, then each fallback while none produced output
+ * (a provider that is not configured, whose circuit is open, or that fails before its first
+ * output). Within one model: tool rounds, approval rounds, structured-response repairs and the
+ * tree's token and cost budgets.
+ */
+export function createModelTurns(deps: ModelTurnsDeps) {
+  const { settings, graph } = deps;
+
+  return async function* modelTurns(input: ModelTurnsInput): AsyncGenerator<RunUpdate, ModelTurnsResult> {
+    // The model being tried is recorded off the call's path; done before the run's end is recorded.
+    const recorded = { modelWrite: Promise.resolve() as Promise<unknown> };
+    try {
+      return yield* turns(input, recorded);
+    } finally {
+      await recorded.modelWrite;
+    }
+  };
+
+  async function* turns(input: ModelTurnsInput, recorded: { modelWrite: Promise<unknown> }): AsyncGenerator<RunUpdate, ModelTurnsResult> {
+    const { runId, definition, budget, emit, signal, pending } = input;
+    const providerSettings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
+    let usage: Usage = ZERO_USAGE;
+    let outputText = '';
+    let failure: RunFailure | undefined;
+
+    for (const candidate of [definition.model, ...definition.model.fallbacks]) {
+      const key = `${candidate.provider}/${candidate.model}`;
+      const resolved = deps.models.resolve(candidate.provider, candidate.model);
+      if (!resolved) {
+        failure = { errorType: 'provider_unavailable', message: `provider "${candidate.provider}" is not configured` };
+        continue;
+      }
+      if (deps.breaker.isOpen(key)) {
+        failure = { errorType: 'provider_unavailable', message: `the circuit for ${key} is open` };
+        continue;
+      }
+      // One after another, so the row names the model that was tried last.
+      recorded.modelWrite = recorded.modelWrite.then(() =>
+        deps.record('run model', () => deps.runs.setModel(runId, candidate.provider, candidate.model)),
+      );
+      const timeout = resolved.settings.Timeout;
+      const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
+      let produced = false;
+      let graphLimit: string | undefined;
+      let structuredFailure: RunFailure | undefined;
+      let attemptMessages = input.messages;
+      let settling = false;
+      try {
+        // A Json/JsonSchema answer that does not validate is asked for again, at most MaxRepairAttempts
+        // times; a turn that ends at tool calls needing approval continues once they are decided.
+        for (let repairs = 0; ;) {
+          const result = streamText({
+            model: resolved.languageModel,
+            system: input.system,
+            messages: attemptMessages,
+            tools: input.tools,
+            // Tree budgets are checked between model turns: the tree so far plus this run's steps.
+            stopWhen: [
+              stepCountIs(MAX_STEPS),
+              ({ steps }) => {
+                const spent = sumUsage(steps.map((step) => step.usage));
+                const cost = costOf(spent, priceFor(settings.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
+                if (budget.tokens + spent.totalTokens > graph.maxTotalTokens)
+                  graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
+                else if (budget.cost + cost > graph.maxTotalCost)
+                  graphLimit = `the tree cost more than ${graph.maxTotalCost} (AgentGraph:MaxTotalCost)`;
+                return graphLimit !== undefined;
+              },
+            ],
+            maxRetries: resolved.settings.MaxRetries ?? 0,
+            abortSignal: callSignal,
+            temperature: providerSettings.temperature,
+            topP: providerSettings.topP,
+            maxOutputTokens: providerSettings.maxOutputTokens ?? resolved.settings.DefaultMaxOutputTokens ?? undefined,
+            // Errors arrive as stream parts and are handled below; the SDK's default would print them.
+            onError: () => {},
+          });
+          for await (const part of result.fullStream) {
+            switch (part.type) {
+              case 'text-delta': {
+                produced = true;
+                outputText += part.text;
+                if (!input.streamDeltas) break;
+                const text = input.maskDelta(part.text);
+                if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text });
+                yield { type: 'text-delta', text };
+                break;
+              }
+              case 'tool-call':
+                produced = true;
+                await emit('tool.invoking', {
+                  toolCallId: part.toolCallId,
+                  toolName: part.toolName,
+                  args: recordedPayload(settings.RunRecording, part.input),
+                });
+                yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args: part.input };
+                break;
+              case 'tool-result':
+                await emit('tool.completed', {
+                  toolCallId: part.toolCallId,
+                  toolName: part.toolName,
+                  result: recordedPayload(settings.RunRecording, part.output),
+                });
+                yield { type: 'tool-result', toolCallId: part.toolCallId, result: part.output };
+                break;
+              case 'tool-error': {
+                const error = String((part.error as Error)?.message ?? part.error);
+                await emit('tool.failed', { toolCallId: part.toolCallId, toolName: part.toolName, error });
+                yield { type: 'tool-result', toolCallId: part.toolCallId, result: { error } };
+                break;
+              }
+              case 'error':
+                throw part.error;
+              case 'abort':
+                // A timeout or a canceled run ends the stream with `abort` rather than an error.
+                throw new Error(signal.aborted ? 'aborted' : 'timed out');
+              case 'finish-step':
+                input.spent.usage = addUsage(input.spent.usage, usageOf(part.usage));
+                break;
+              case 'finish':
+                usage = addUsage(usage, usageOf(part.totalUsage));
+                break;
+            }
+            while (pending.length) yield pending.shift()!;
+          }
+          const lastStep = (await result.steps).at(-1);
+          const undecided = (lastStep?.toolCalls ?? []).filter(
+            (call) => deps.needsApproval(call.toolName) && !lastStep!.toolResults.some((done) => done.toolCallId === call.toolCallId),
+          );
+          if (undecided.length && !graphLimit) {
+            settling = true;
+            const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal);
+            settling = false;
+            attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];
+            continue;
+          }
+          const problem = input.structuredProblem?.(outputText);
+          if (!problem) break;
+          if (repairs++ >= settings.StructuredResponse.MaxRepairAttempts) {
+            structuredFailure = { errorType: 'invalid_structured_response', message: problem };
+            break;
+          }
+          attemptMessages = [
+            ...attemptMessages,
+            { role: 'assistant', content: outputText },
+            { role: 'user', content: `That answer is not valid: ${problem}. Reply again with only the corrected JSON.` },
+          ];
+          outputText = '';
+        }
+        deps.breaker.success(key);
+        return {
+          usage,
+          outputText,
+          answered: candidate,
+          failure: graphLimit ? { errorType: 'agent_graph_limit', message: graphLimit } : structuredFailure,
+        };
+      } catch (error) {
+        if (signal.aborted) return { usage, outputText, failure: { errorType: 'canceled', message: 'the run was canceled' } };
+        // Not the model's fault (an approval round's store, an engine that went away): the run fails, the circuit stays as it is.
+        if (settling || classifyError(error)?.status === 503) throw error;
+        deps.breaker.failure(key);
+        failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
+        // Only the reason: the provider's error carries the request body, which holds the conversation.
+        deps.logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');
+        // Text already streamed to the caller cannot be taken back: no fallback after output.
+        if (produced) return { usage, outputText, failure };
+        failure.errorType = 'provider_unavailable';
+      }
+    }
+    return { usage, outputText, failure };
+  }
+}
+
+export type ModelTurns = ReturnType<typeof createModelTurns>;
+
+function describe(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error);
+  return (error as Error)?.name === 'TimeoutError' || /aborted|timeout/i.test(message) ? 'timed out' : message.slice(0, 500);
+}

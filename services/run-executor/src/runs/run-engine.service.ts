@@ -1,0 +1,227 @@
+import { clampPage, conflict, isUuid, notFound, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { PubSub } from '@hangar/messaging';
+import type { ApprovalRepository } from '../approvals/approval.repository.js';
+import { createApprovals } from '../approvals/approvals.service.js';
+import { createCancellation } from '../cancellation/cancellation.service.js';
+import { auditOrLog } from '../clients/audit.js';
+import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, ToolCatalog } from '../clients/ports.js';
+import { contentGuardFrom } from '../content-guard.js';
+import { typedPubSub } from '../events/channels.js';
+import { createEventTails } from '../events/event-tail.js';
+import { appendAfterStored } from '../events/event-writer.js';
+import type { EventRepository } from '../events/event.repository.js';
+import { createFeedback, type FeedbackRequest } from '../feedback/feedback.service.js';
+import type { ScoreRepository } from '../feedback/score.repository.js';
+import type { JobRepository } from '../jobs/job.repository.js';
+import { createQueuedRuns } from '../jobs/queued-runs.service.js';
+import type { CircuitBreaker } from '../providers/circuit-breaker.js';
+import type { ModelResolver } from '../providers/model-providers.js';
+import { createRecorder } from '../recording.js';
+import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
+import { createReconciliation } from '../reconciliation/reconciliation.service.js';
+import { createModelTurns } from './model-turns.js';
+import { createPreparation } from './prepare.js';
+import { createRunExecution, graphLimit } from './run-execution.js';
+import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartRunRequest } from './run.model.js';
+import type { RunRepository } from './run.repository.js';
+import type { RunUpdate } from './run-update.js';
+import { createToolSets } from './tool-set.js';
+
+const TREE_LIMIT = 200;
+
+export interface RunEngineDeps {
+  config: HangarConfig;
+  logger: Logger;
+  repositories: {
+    runs: RunRepository;
+    events: EventRepository;
+    approvals: ApprovalRepository;
+    scores: ScoreRepository;
+    jobs: JobRepository;
+    reconciliation: ReconciliationRepository;
+  };
+  pubsub: PubSub;
+  /** Told after events were stored, so the outbox relay ships them soon. */
+  eventsStored: () => void;
+  /** Without an outbox: hands stored events to the (in-process) event log. */
+  shipDirect?: (records: Array<{ key: string; value: string }>) => Promise<void>;
+  agents: AgentLoader;
+  sessions: SessionGateway;
+  attachments: AttachmentReader;
+  audit: AuditWriter;
+  models: ModelResolver;
+  breaker: CircuitBreaker;
+  /** Names of the tools in the registry's catalog, with their JSON Schemas. */
+  toolCatalog: ToolCatalog;
+}
+
+/**
+ * The run executor's rules, composed: each concern lives in its own folder (runs, events,
+ * approvals, feedback, jobs, cancellation, reconciliation); this is the one door the gRPC
+ * handlers and the job worker use.
+ */
+export function createRunEngine(deps: RunEngineDeps) {
+  const { config, logger, repositories } = deps;
+  const record = createRecorder(logger);
+  const pubsub = typedPubSub(deps.pubsub, logger);
+  const audit = auditOrLog(deps.audit, logger);
+  const writer = {
+    events: repositories.events,
+    pubsub,
+    record,
+    eventsStored: deps.eventsStored,
+    shipDirect: deps.shipDirect,
+    enabled: config.RunRecording.Enabled,
+  };
+  const preparation = createPreparation({ agents: deps.agents, sessions: deps.sessions, attachments: deps.attachments, settings: config });
+  const tools = createToolSets({ toolCatalog: deps.toolCatalog, settings: config });
+  const approvals = createApprovals({
+    approvals: repositories.approvals,
+    runs: repositories.runs,
+    pubsub,
+    tools,
+    record,
+    audit,
+    settings: config,
+  });
+  const cancellation = createCancellation({ pubsub, logger, replyTimeoutMs: config.Hangar.Runs.CancelReplyTimeout });
+  const execution = createRunExecution({
+    runs: repositories.runs,
+    continuations: repositories.reconciliation,
+    writer,
+    preparation,
+    sessions: deps.sessions,
+    tools,
+    modelTurns: createModelTurns({
+      models: deps.models,
+      breaker: deps.breaker,
+      approvals,
+      runs: repositories.runs,
+      record,
+      logger,
+      needsApproval: tools.needsApproval,
+      settings: config,
+      graph: { maxTotalTokens: graphLimit(config.AgentGraph.MaxTotalTokens), maxTotalCost: graphLimit(config.AgentGraph.MaxTotalCost) },
+    }),
+    cancellation,
+    guard: contentGuardFrom(config),
+    record,
+    logger,
+    settings: config,
+  });
+  const queued = createQueuedRuns({
+    jobs: repositories.jobs,
+    runs: repositories.runs,
+    writer,
+    preparation,
+    execution,
+    pubsub,
+    logger,
+    settings: config,
+  });
+  const reconciliation = createReconciliation({
+    repository: repositories.reconciliation,
+    execution,
+    eventsStored: deps.eventsStored,
+    shipDirect: deps.shipDirect,
+    logger,
+    settings: config,
+  });
+  const feedback = createFeedback({ scores: repositories.scores, audit });
+  const tails = createEventTails({
+    events: repositories.events,
+    pubsub,
+    currentRun: (tenantId, runId) => repositories.runs.get(tenantId, runId),
+    pollIntervalMs: config.Hangar.Api.RunEventPollInterval,
+    logger,
+  });
+
+  async function requireRun(caller: Caller, runId: string): Promise<RunRow> {
+    const run = isUuid(runId) ? await repositories.runs.get(caller.tenantId, runId) : undefined;
+    if (!run) throw notFound(`run ${runId} not found`);
+    return run;
+  }
+
+  return {
+    start: (caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> =>
+      execution.execute(caller, request, { signal }),
+    estimate: preparation.estimate,
+    enqueue: queued.enqueue,
+    runQueued: queued.runQueued,
+    abandonQueued: queued.abandonQueued,
+    reconcileOrphans: reconciliation.reconcileOrphans,
+    expireApprovals: approvals.expire,
+    /** Waits for the orphaned runs this process restarted. */
+    drain: reconciliation.drain,
+    get: requireRun,
+
+    list: (caller: Caller, filter: RunFilter) =>
+      repositories.runs.list(caller.tenantId, { ...filter, ...clampPage(filter.skip, filter.take) }),
+
+    /** The whole tree, resolved from the root whichever member is named; truncated at 200 runs. */
+    async tree(caller: Caller, runId: string): Promise<RunRow[]> {
+      const run = await requireRun(caller, runId);
+      return repositories.runs.tree(caller.tenantId, run.rootRunId, TREE_LIMIT);
+    },
+
+    async input(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      const input = await repositories.runs.getInput(caller.tenantId, runId);
+      if (!input) throw notFound(`run ${runId} has no recorded input`);
+      return { input: input.input as Record<string, unknown>, recordedAt: input.recorded_at.toISOString() };
+    },
+
+    /** Stored events after `afterSeq`, then live ones until the run's terminal event. */
+    async *events(caller: Caller, runId: string, afterSeq: number, signal: AbortSignal) {
+      await requireRun(caller, runId);
+      yield* tails.tail(caller.tenantId, runId, afterSeq, signal);
+    },
+
+    /**
+     * Stops a run wherever it executes: here directly, elsewhere through the instance running its
+     * root (it answers on a reply channel). A root takes its children with it. 409 when no live
+     * instance is executing it (finished, or its process died).
+     */
+    async cancel(caller: Caller, runId: string): Promise<RunRow> {
+      const run = await requireRun(caller, runId);
+      if (TERMINAL_STATUSES.has(run.status)) throw conflict(`run ${runId} is not executing (status ${run.status})`);
+      if (cancellation.stopLocally(runId)) return run;
+      if (run.status === 'Queued') {
+        const canceled = await repositories.jobs.cancelQueued(runId);
+        if (canceled) {
+          const target = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: run.agentName };
+          await appendAfterStored(writer, target, 'run.canceled', { usage: ZERO_USAGE, cost: null });
+          return canceled;
+        }
+      }
+      if (!(await cancellation.askExecutingInstance(run))) {
+        throw conflict(`run ${runId} is not executing on any live instance (status ${run.status})`);
+      }
+      return run;
+    },
+
+    async saveFeedback(caller: Caller, runId: string, request: FeedbackRequest) {
+      await requireRun(caller, runId);
+      return feedback.save(caller, runId, request);
+    },
+    async listFeedback(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      return feedback.list(runId);
+    },
+    async deleteFeedback(caller: Caller, runId: string, scoreId: string) {
+      await requireRun(caller, runId);
+      await feedback.delete(caller, runId, scoreId);
+    },
+
+    async listApprovals(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      return approvals.list(runId);
+    },
+    async decideApproval(caller: Caller, runId: string, approvalId: string, decision: { approved: boolean; comment?: string }) {
+      await requireRun(caller, runId);
+      return approvals.decide(caller, runId, approvalId, decision);
+    },
+  };
+}
+
+export type RunEngine = ReturnType<typeof createRunEngine>;

@@ -1,0 +1,379 @@
+import { randomUUID } from 'node:crypto';
+import { renderInstructions } from '@hangar/contracts';
+import { classifyError, HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { Subscription } from '@hangar/messaging';
+import type { Cancellation } from '../cancellation/cancellation.service.js';
+import type { SessionGateway } from '../clients/ports.js';
+import type { ContentGuard } from '../content-guard.js';
+import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
+import { costOf, priceFor } from '../pricing.js';
+import { retryWhileUnavailable, type Recorder } from '../recording.js';
+import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
+import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
+import type { Preparation, PreparedRun } from './prepare.js';
+import { modelMessages, sessionTurn } from './run-messages.js';
+import { ZERO_USAGE, type RunOutcome, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
+import type { RunRepository } from './run.repository.js';
+import { recordable, type RunUpdate } from './run-update.js';
+import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
+import type { ToolSets } from './tool-set.js';
+
+export interface ExecutionContext {
+  signal: AbortSignal;
+  /** A queued run whose row exists already (status Queued): the worker executes it. */
+  queuedRunId?: string;
+  /** An interactive run whose process died, restarted here (RunContinuation); its row and input exist. */
+  continuedRunId?: string;
+  /** Set for a child run: its parent, and the budget of the whole tree. */
+  parent?: { run: RunRow; budget: TreeBudget };
+}
+
+export interface RunExecutionDeps {
+  runs: RunRepository;
+  continuations: Pick<ReconciliationRepository, 'saveContinuation' | 'dropContinuation'>;
+  writer: EventWriterDeps;
+  preparation: Preparation;
+  sessions: Pick<SessionGateway, 'append'>;
+  tools: ToolSets;
+  modelTurns: ModelTurns;
+  cancellation: Cancellation;
+  guard: ContentGuard | undefined;
+  record: Recorder;
+  logger: Logger;
+  settings: Pick<
+    HangarConfig,
+    'AgentGraph' | 'ContentGuard' | 'Pricing' | 'RunRecording' | 'RunReconciliation' | 'RunContinuation' | 'StructuredResponse'
+  >;
+}
+
+/** A non-positive graph limit removes it (SPEC Limits). */
+export const graphLimit = (value: number | null) => (value === null || value <= 0 ? Infinity : value);
+
+/**
+ * One run from its row to its end (SPEC Agents 9–15): prepare → row → model turns → finish. Once
+ * the row exists, the run ends exactly once whatever happens: a throw anywhere ends it `Failed`
+ * (`internal_error`), a caller that stops reading ends it `Canceled`; either way its row is
+ * finished, a terminal event stored (so every tail ends) and the caller's stream told.
+ */
+export function createRunExecution(deps: RunExecutionDeps) {
+  const { settings, record, runs } = deps;
+  const continuationEnabled = settings.RunReconciliation.Enabled && settings.RunContinuation.Enabled;
+  const maxDepth = settings.AgentGraph.MaxDepth;
+  const maxTotalRuns = graphLimit(settings.AgentGraph.MaxTotalRuns);
+
+  /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
+  async function runChild(
+    caller: Caller,
+    agentName: string,
+    message: string,
+    parent: RunRow,
+    budget: TreeBudget,
+    signal: AbortSignal,
+    announce: (update: RunUpdate) => Promise<void>,
+    emit: Emit,
+  ) {
+    if (parent.depth + 1 > maxDepth)
+      throw new HangarError('validation', `agent graph depth limit reached (AgentGraph:MaxDepth ${maxDepth})`, {}, 'agent_graph_limit');
+    if (budget.childRuns + 1 > maxTotalRuns)
+      throw new HangarError(
+        'validation',
+        `agent graph run limit reached (AgentGraph:MaxTotalRuns ${maxTotalRuns})`,
+        {},
+        'agent_graph_limit',
+      );
+    budget.childRuns += 1;
+    let outcome: { runId: string; status: string; output: string; error?: string } | undefined;
+    const request: StartRunRequest = {
+      agentName,
+      messages: [{ role: 'user', content: message }],
+      parameters: [],
+      isStreaming: false,
+      attachments: [],
+    };
+    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
+      if (update.type === 'started') {
+        await emit('child.started', { runId: update.run.id, agentName });
+        await announce({ type: 'child-run', runId: update.run.id, agentName });
+      }
+      if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
+      if (update.type === 'failed') outcome = { runId: update.run.id, status: update.run.status, output: '', error: update.message };
+    }
+    await emit('child.completed', { runId: outcome!.runId, status: outcome!.status });
+    return outcome!;
+  }
+
+  async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
+    const parent = context.parent?.run;
+    const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
+    const prepared = await deps.preparation.prepare(caller, request);
+    const { definition, version } = prepared;
+    const guard = deps.guard;
+    // The content guard sees the caller's words before anything records them or a model reads them.
+    const inspectInput = guard && settings.ContentGuard.InspectInput;
+    const blockedInput = inspectInput && request.messages.some((message) => message.role === 'user' && guard.blocks(message.content));
+    if (inspectInput) {
+      request = {
+        ...request,
+        messages: request.messages.map((message) =>
+          message.role === 'user' ? { ...message, content: guard.mask(message.content) } : message,
+        ),
+      };
+    }
+
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const stopWithCaller = () => controller.abort();
+    context.signal.addEventListener('abort', stopWithCaller, { once: true });
+    // A caller that left while the run was being prepared gets no run: nobody would read it.
+    if (context.signal.aborted && !context.queuedRunId && !context.continuedRunId) {
+      context.signal.removeEventListener('abort', stopWithCaller);
+      return;
+    }
+    const existingRunId = context.queuedRunId ?? context.continuedRunId;
+    const runId = existingRunId ?? randomUUID();
+    // A queued run that ended already (its worker died after finishing it) is not executed again.
+    if (context.queuedRunId && !(await runs.markRunning(runId))) return;
+    const started = await record('run row', () =>
+      context.continuedRunId || context.queuedRunId
+        ? runs.get(caller.tenantId, runId)
+        : runs.insert(caller.tenantId, {
+            id: runId,
+            agentName: definition.name,
+            agentVersion: version,
+            sessionId: request.sessionId ?? null,
+            kind: parent ? 'Child' : 'Interactive',
+            isStreaming: request.isStreaming,
+            rootRunId: parent?.rootRunId ?? runId,
+            parentRunId: parent?.id ?? null,
+            depth: parent ? parent.depth + 1 : 0,
+            userId: caller.userId ?? null,
+            labels: caller.labels ?? {},
+          }),
+    );
+    const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
+    const release = deps.cancellation.track(runId, run.rootRunId, controller);
+    // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
+    const continuable = continuationEnabled && !parent && !context.queuedRunId;
+    const heartbeat = settings.RunReconciliation.Enabled
+      ? setInterval(() => void record('run heartbeat', () => runs.heartbeatRun(runId)), settings.RunReconciliation.HeartbeatInterval)
+      : undefined;
+    let cancels: Subscription | undefined;
+    let events: EventWriter | undefined;
+    let ended = false;
+    // What the run spent so far; a run that ends mid-turn records the steps finished until then.
+    const spent = { usage: ZERO_USAGE };
+
+    /** Records the run's end once: its row, then its terminal event after every event before it. */
+    async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
+      ended = true;
+      const full: RunOutcome = { prices: { input: null, output: null, cachedInput: null }, ...outcome };
+      await events?.drained();
+      let endedBefore = false;
+      const recorded = await record('run completion', () =>
+        retryWhileUnavailable(async () => {
+          const row = await runs.finish(runId, full);
+          endedBefore = !row;
+          return row;
+        }),
+      );
+      // Another ending was recorded first (an orphan scan during an outage): it stands, with its terminal event.
+      if (endedBefore) return (await record('run', () => runs.get(caller.tenantId, runId))) ?? run;
+      const finished = recorded ?? {
+        ...run,
+        status: full.status,
+        usage: full.usage,
+        cost: full.cost,
+        errorType: full.errorType,
+        errorMessage: full.errorMessage,
+      };
+      events ??= createEventWriter(deps.writer, eventTarget, (await record('last event', () => deps.writer.events.lastSeq(runId))) ?? 0);
+      const data = { usage: full.usage, cost: full.cost };
+      if (full.status === 'Completed') await events.emit('run.completed', data);
+      else if (full.status === 'Canceled') await events.emit('run.canceled', data);
+      else await events.emit('run.failed', { errorType: full.errorType, message: full.errorMessage, ...data });
+      return finished;
+    }
+    const eventTarget = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: definition.name };
+
+    try {
+      // What the run needs recorded before its first model call, written side by side.
+      const [, , , afterSeq] = await Promise.all([
+        continuable && !context.continuedRunId
+          ? record('run continuation', () => deps.continuations.saveContinuation(runId, { caller, request }))
+          : undefined,
+        // The root listens for cancels of its tree sent from any instance; its children run here too.
+        parent
+          ? undefined
+          : record('cancel subscription', () => deps.cancellation.listen(runId)).then((listening) => (cancels = listening)),
+        settings.RunRecording.RecordRunInput && !context.continuedRunId
+          ? record('run input', () =>
+              runs.recordInput(runId, {
+                agentName: definition.name,
+                sessionId: request.sessionId ?? null,
+                messages: request.messages,
+                parameters: request.parameters,
+                attachments: request.attachments,
+              }),
+            )
+          : undefined,
+        existingRunId ? deps.writer.events.lastSeq(runId) : 0,
+      ]);
+      events = createEventWriter(deps.writer, eventTarget, afterSeq);
+      const emit = events.emit;
+      // Stored before every later event of the run (the writer keeps order); the model call need not wait for it.
+      void emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
+      yield { type: 'started', run };
+
+      const outcome = yield* turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent);
+      spent.usage = outcome.usage;
+      const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
+      const cost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
+      // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.
+      budget.tokens += outcome.usage.totalTokens;
+      budget.cost += cost?.total ?? 0;
+      const failure = outcome.failure;
+      if (!failure) {
+        if (outcome.outputText)
+          await emit('message.completed', { text: recordable(outcome.outputText, settings.RunRecording.MaxPayloadLength) });
+        if (request.sessionId !== undefined)
+          await deps.sessions.append(caller, request.sessionId, sessionTurn(request, prepared.attachments, outcome.outputText, runId));
+      }
+      const canceled = failure?.errorType === 'canceled';
+      const status = !failure ? 'Completed' : canceled ? 'Canceled' : 'Failed';
+      // A canceled run has not failed: no error type (SPEC "Read view").
+      const finished = await end({
+        status,
+        usage: spent.usage,
+        cost,
+        prices,
+        errorType: canceled ? null : (failure?.errorType ?? null),
+        errorMessage: canceled ? null : (failure?.message ?? null),
+      });
+      if (status === 'Failed') yield { type: 'failed', run: finished, errorType: failure!.errorType, message: failure!.message };
+      else yield { type: 'finished', run: finished, outputText: outcome.outputText };
+    } catch (error) {
+      if (ended) throw error;
+      // An engine that went away is named as such; anything else is an internal error, logged, not shown.
+      const known = classifyError(error);
+      if (!known) deps.logger.error({ err: error, runId }, 'run failed unexpectedly');
+      const errorType = known?.errorType ?? 'internal_error';
+      const message = known?.message ?? 'the run stopped on an internal error';
+      const finished = await end({ status: 'Failed', usage: spent.usage, cost: null, errorType, errorMessage: message });
+      yield { type: 'failed', run: finished, errorType, message };
+    } finally {
+      // The caller stopped reading (its stream is gone): the run ends with it.
+      if (!ended) {
+        controller.abort();
+        await end({ status: 'Canceled', usage: spent.usage, cost: null, errorType: null, errorMessage: null }).catch((error) =>
+          deps.logger.error({ err: error, runId }, 'run could not be ended'),
+        );
+      }
+      clearInterval(heartbeat);
+      await cancels?.unsubscribe();
+      if (continuable) await record('run continuation', () => deps.continuations.dropContinuation(runId));
+      release();
+      context.signal.removeEventListener('abort', stopWithCaller);
+    }
+  }
+
+  /** The model turns of a run, with the content guard around them. */
+  async function* turns(
+    caller: Caller,
+    request: StartRunRequest,
+    prepared: PreparedRun,
+    run: RunRow,
+    budget: TreeBudget,
+    signal: AbortSignal,
+    emit: Emit,
+    blockedInput: boolean,
+    spent: { usage: Usage },
+  ): AsyncGenerator<RunUpdate, ModelTurnsResult> {
+    if (blockedInput) {
+      return {
+        usage: ZERO_USAGE,
+        outputText: '',
+        failure: { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' },
+      };
+    }
+    const { definition, parameters, history, attachments } = prepared;
+    const guard = deps.guard;
+    const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
+    // Buffered, an answer reaches the caller only once the guard has read all of it.
+    const holdOutput = inspectOutput && settings.ContentGuard.BufferStreamingOutput;
+    const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
+    // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
+    const pending: RunUpdate[] = [];
+    const tools = await deps.tools.toolsFor(definition, (agentName, message) =>
+      runChild(caller, agentName, message, run, budget, signal, async (update) => void pending.push(update), emit),
+    );
+    const result = yield* deps.modelTurns({
+      runId: run.id,
+      definition,
+      system:
+        [renderInstructions(definition.instructions, parameters), structured && structuredResponseHint(definition)]
+          .filter(Boolean)
+          .join('\n\n') || undefined,
+      messages: modelMessages(history, request, attachments),
+      tools,
+      budget,
+      emit,
+      signal,
+      streamDeltas: !holdOutput,
+      // Unbuffered, each delta is masked alone: a value split across deltas escapes the mask.
+      maskDelta: (text) => (inspectOutput ? guard.mask(text) : text),
+      structuredProblem: structured,
+      pending,
+      spent,
+    });
+    if (!inspectOutput || result.failure || !result.outputText) return result;
+    if (guard.blocks(result.outputText)) {
+      return {
+        ...result,
+        failure: { errorType: 'content_blocked', message: 'the answer contains content this deployment does not release (content guard)' },
+      };
+    }
+    const outputText = guard.mask(result.outputText);
+    if (holdOutput) {
+      if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText });
+      yield { type: 'text-delta', text: outputText };
+    }
+    return { ...result, outputText };
+  }
+
+  return { execute };
+}
+
+export type RunExecution = ReturnType<typeof createRunExecution>;
+
+/** What the caller still gets when the run row could not be written (recording must not block the run). */
+function placeholderRun(
+  id: string,
+  agentName: string,
+  agentVersion: number | null,
+  request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>,
+  parent?: RunRow,
+): RunRow {
+  return {
+    id,
+    agentName,
+    agentVersion,
+    sessionId: request.sessionId ?? null,
+    status: 'Running',
+    kind: parent ? 'Child' : 'Interactive',
+    isStreaming: request.isStreaming,
+    startedAt: new Date().toISOString(),
+    completedAt: null,
+    durationMs: null,
+    usage: ZERO_USAGE,
+    cost: null,
+    modelProvider: null,
+    model: null,
+    errorType: null,
+    errorMessage: null,
+    parentRunId: parent?.id ?? null,
+    rootRunId: parent?.rootRunId ?? id,
+    depth: parent ? parent.depth + 1 : 0,
+    userId: null,
+    labels: {},
+  };
+}

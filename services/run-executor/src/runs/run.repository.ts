@@ -1,0 +1,299 @@
+import { jsonb, sql, type Kysely } from '@hangar/storage';
+import type { Numeric, RunDatabase } from '../database.js';
+import {
+  RUN_STATUSES,
+  TERMINAL_STATUSES,
+  type NewRun,
+  type RunFilter,
+  type RunKind,
+  type RunOutcome,
+  type RunRow,
+  type RunStatus,
+} from './run.model.js';
+
+const num = (value: Numeric | null) => (value === null ? null : Number(value));
+
+export type Selected = RunDatabase['runs'] & {
+  started_at: Date;
+  input_tokens: Numeric;
+  output_tokens: Numeric;
+  cached_input_tokens: Numeric;
+  reasoning_tokens: Numeric;
+  total_tokens: Numeric;
+  depth: number;
+  labels: Record<string, string>;
+};
+
+export function toRun(row: Selected): RunRow {
+  const completedAt = row.completed_at;
+  return {
+    id: row.id,
+    agentName: row.agent_name,
+    agentVersion: row.agent_version,
+    sessionId: row.session_id,
+    status: RUN_STATUSES[row.status],
+    kind: row.kind as RunKind,
+    isStreaming: row.is_streaming,
+    startedAt: row.started_at.toISOString(),
+    completedAt: completedAt ? completedAt.toISOString() : null,
+    durationMs: completedAt ? completedAt.getTime() - row.started_at.getTime() : null,
+    usage: {
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      cachedInputTokens: Number(row.cached_input_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
+      totalTokens: Number(row.total_tokens),
+    },
+    cost:
+      row.total_cost === null
+        ? null
+        : {
+            input: num(row.input_cost),
+            output: num(row.output_cost),
+            cachedInput: num(row.cached_input_cost),
+            total: Number(row.total_cost),
+            currency: row.cost_currency ?? 'USD',
+          },
+    modelProvider: row.model_provider,
+    model: row.model,
+    errorType: row.error_type,
+    errorMessage: row.error_message,
+    parentRunId: row.parent_run_id,
+    rootRunId: row.root_run_id,
+    depth: row.depth,
+    userId: row.user_id,
+    labels: row.labels,
+  };
+}
+
+export async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun, status: RunStatus): Promise<RunRow> {
+  const row = await db
+    .insertInto('runs')
+    .values({
+      id: run.id,
+      tenant_id: tenantId,
+      agent_name: run.agentName,
+      agent_version: run.agentVersion,
+      session_id: run.sessionId,
+      status: RUN_STATUSES.indexOf(status),
+      kind: run.kind,
+      is_streaming: run.isStreaming,
+      root_run_id: run.rootRunId,
+      parent_run_id: run.parentRunId,
+      depth: run.depth,
+      user_id: run.userId,
+      labels: jsonb(run.labels),
+      completed_at: null,
+      input_cost: null,
+      output_cost: null,
+      cached_input_cost: null,
+      total_cost: null,
+      cost_currency: null,
+      input_price_per_mtok: null,
+      output_price_per_mtok: null,
+      cached_input_price_per_mtok: null,
+      model_provider: null,
+      model: null,
+      error_type: null,
+      error_message: null,
+      heartbeat_at: sql`now()`,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toRun(row as Selected);
+}
+
+/** Where SPEC puts the read view: `{schema}.runs_v1`, or `{prefix}runs_v1` on the embedded store. */
+export interface ReadViewTarget {
+  schema: string;
+  name: string;
+}
+
+const ENDED = [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status));
+
+/** The `runs` table (and each run's recorded input). */
+export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string) {
+  return {
+    /**
+     * The published `runs_v1` contract (SPEC "Read view"): metadata only, exactly SPEC's columns,
+     * `total_cost` the very column the run record reports. Without the option no such object exists.
+     */
+    async applyReadView(target: ReadViewTarget, enabled: boolean) {
+      const view = sql`${sql.id(target.schema)}.${sql.id(target.name)}`;
+      const refuseWrites = sql`${sql.id(target.schema)}.${sql.id(`${target.name}_refuse_writes`)}`;
+      if (!enabled) {
+        await sql`drop view if exists ${view}`.execute(db);
+        await sql`drop function if exists ${refuseWrites}()`.execute(db);
+        return;
+      }
+      await sql`create schema if not exists ${sql.id(target.schema)}`.execute(db);
+      await sql`
+        create or replace view ${view} as
+        select
+          r.id as run_id,
+          r.tenant_id,
+          r.agent_name,
+          r.session_id,
+          r.status,
+          (array[${sql.join(RUN_STATUSES.map((status) => sql.lit(status)))}])[r.status + 1] as status_name,
+          (r.started_at at time zone 'UTC') as started_at,
+          (r.completed_at at time zone 'UTC') as completed_at,
+          r.is_streaming,
+          r.input_tokens,
+          r.output_tokens,
+          r.cached_input_tokens,
+          r.reasoning_tokens,
+          r.total_tokens,
+          r.input_cost,
+          r.output_cost,
+          r.cached_input_cost,
+          r.total_cost,
+          r.cost_currency,
+          r.error_type,
+          r.model_provider,
+          r.input_price_per_mtok,
+          r.output_price_per_mtok,
+          r.cached_input_price_per_mtok
+        from ${sql.id(runsSchema)}.runs r`.execute(db);
+      // A single-table view is updatable in PostgreSQL; the published contract is read-only.
+      await sql`
+        create or replace function ${refuseWrites}() returns trigger language plpgsql as $$
+        begin
+          raise exception '% is a read-only view', tg_table_name using errcode = 'insufficient_privilege';
+        end $$`.execute(db);
+      await sql`drop trigger if exists read_only on ${view}`.execute(db);
+      await sql`create trigger read_only instead of insert or update or delete on ${view} for each row execute function ${refuseWrites}()`.execute(
+        db,
+      );
+    },
+
+    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running') => insertRun(db, tenantId, run, status),
+
+    async setStatus(runId: string, status: RunStatus) {
+      await db
+        .updateTable('runs')
+        .set({ status: RUN_STATUSES.indexOf(status) })
+        .where('id', '=', runId)
+        .execute();
+    },
+
+    async heartbeatRun(runId: string) {
+      await db
+        .updateTable('runs')
+        .set({ heartbeat_at: sql`now()` })
+        .where('id', '=', runId)
+        .execute();
+    },
+
+    /** A queued run leased by a worker; undefined when it ended already (a worker that died after finishing it). */
+    async markRunning(runId: string): Promise<RunRow | undefined> {
+      const row = await db
+        .updateTable('runs')
+        .set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()`, heartbeat_at: sql`now()` })
+        .where('id', '=', runId)
+        .where('status', 'not in', ENDED)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toRun(row as Selected);
+    },
+
+    /** The first recording stands: a queued run executed again by the next worker keeps its input. */
+    async recordInput(runId: string, input: unknown) {
+      await db
+        .insertInto('run_inputs')
+        .values({ run_id: runId, input: jsonb(input) })
+        .onConflict((conflict) => conflict.column('run_id').doNothing())
+        .execute();
+    },
+
+    async getInput(tenantId: string, runId: string) {
+      return db
+        .selectFrom('run_inputs')
+        .innerJoin('runs', 'runs.id', 'run_inputs.run_id')
+        .select(['run_inputs.input', 'run_inputs.recorded_at'])
+        .where('runs.tenant_id', '=', tenantId)
+        .where('runs.id', '=', runId)
+        .executeTakeFirst();
+    },
+
+    async setModel(runId: string, provider: string, model: string) {
+      await db.updateTable('runs').set({ model_provider: provider, model }).where('id', '=', runId).execute();
+    },
+
+    /** Records how a run ended; undefined when it had ended already (the first ending stands). */
+    async finish(runId: string, outcome: RunOutcome): Promise<RunRow | undefined> {
+      const row = await db
+        .updateTable('runs')
+        .set({
+          status: RUN_STATUSES.indexOf(outcome.status),
+          completed_at: sql`now()`,
+          input_tokens: outcome.usage.inputTokens,
+          output_tokens: outcome.usage.outputTokens,
+          cached_input_tokens: outcome.usage.cachedInputTokens,
+          reasoning_tokens: outcome.usage.reasoningTokens,
+          total_tokens: outcome.usage.totalTokens,
+          input_cost: outcome.cost?.input ?? null,
+          output_cost: outcome.cost?.output ?? null,
+          cached_input_cost: outcome.cost?.cachedInput ?? null,
+          total_cost: outcome.cost?.total ?? null,
+          cost_currency: outcome.cost?.currency ?? null,
+          input_price_per_mtok: outcome.prices.input,
+          output_price_per_mtok: outcome.prices.output,
+          cached_input_price_per_mtok: outcome.prices.cachedInput,
+          error_type: outcome.errorType,
+          error_message: outcome.errorMessage,
+        })
+        .where('id', '=', runId)
+        .where('status', 'not in', ENDED)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toRun(row as Selected);
+    },
+
+    async get(tenantId: string, runId: string): Promise<RunRow | undefined> {
+      const row = await db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', runId).executeTakeFirst();
+      return row && toRun(row as Selected);
+    },
+
+    async list(tenantId: string, filter: RunFilter): Promise<RunRow[]> {
+      let query = db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId);
+      if (filter.agentName !== undefined) query = query.where('agent_name', '=', filter.agentName);
+      if (filter.status !== undefined) query = query.where('status', '=', RUN_STATUSES.indexOf(filter.status));
+      if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
+      if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
+      if (filter.errorType !== undefined) query = query.where('error_type', '=', filter.errorType);
+      if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+      if (filter.startedAfter !== undefined) query = query.where('started_at', '>', new Date(filter.startedAfter));
+      if (filter.parentRunId !== undefined) query = query.where('parent_run_id', '=', filter.parentRunId);
+      if (filter.rootRunId !== undefined) query = query.where('root_run_id', '=', filter.rootRunId);
+      if (filter.label !== undefined) {
+        const separator = filter.label.indexOf(':');
+        query =
+          separator < 0
+            ? query.where(sql<boolean>`labels ? ${filter.label}`)
+            : query.where(sql<boolean>`labels ->> ${filter.label.slice(0, separator)} = ${filter.label.slice(separator + 1)}`);
+      }
+      const onlyRoots = !filter.includeChildren && filter.parentRunId === undefined && filter.rootRunId === undefined;
+      if (onlyRoots) query = query.where('parent_run_id', 'is', null);
+      const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').offset(filter.skip).limit(filter.take).execute();
+      return rows.map((row) => toRun(row as Selected));
+    },
+
+    /** Every run of a tree, root first, then by depth and start, at most `limit`. */
+    async tree(tenantId: string, rootRunId: string, limit: number): Promise<RunRow[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('root_run_id', '=', rootRunId)
+        .orderBy('depth')
+        .orderBy('started_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => toRun(row as Selected));
+    },
+  };
+}
+
+export type RunRepository = ReturnType<typeof createRunRepository>;

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { sql, type Kysely } from '@hangar/storage';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApprovalRepository } from '../src/approvals/approval.repository.js';
+import type { RunDatabase } from '../src/database.js';
+import { createEventRepository } from '../src/events/event.repository.js';
+import { createJobRepository } from '../src/jobs/job.repository.js';
+import { runMigrations } from '../src/migrations/index.js';
+import { createReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
+import type { NewRun } from '../src/runs/run.model.js';
+import { createRunRepository } from '../src/runs/run.repository.js';
+
+/** The trickiest SQL of the run executor, on both engines: job leases, orphan claims and the outbox. */
+describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
+  let fixture: EngineFixture;
+  let db: Kysely<RunDatabase>;
+  let runs: ReturnType<typeof createRunRepository>;
+  let jobs: ReturnType<typeof createJobRepository>;
+  let events: ReturnType<typeof createEventRepository>;
+  let reconciliation: ReturnType<typeof createReconciliationRepository>;
+  let approvals: ReturnType<typeof createApprovalRepository>;
+
+  const newRun = (overrides: Partial<NewRun> = {}): NewRun => {
+    const id = randomUUID();
+    return {
+      id,
+      agentName: 'bot',
+      agentVersion: 1,
+      sessionId: null,
+      kind: 'Interactive',
+      isStreaming: true,
+      rootRunId: id,
+      parentRunId: null,
+      depth: 0,
+      userId: null,
+      labels: {},
+      ...overrides,
+    };
+  };
+  const enqueue = (lane = 'default') => jobs.enqueue('t1', newRun({ kind: 'Async' }), { n: 1 }, lane);
+  const target = (runId: string) => ({ runId, rootRunId: runId, tenantId: 't1', agentName: 'bot' });
+  /** Ages a run's heartbeat, as if its process stopped beating that long ago. */
+  const silence = (runId: string, seconds: number) =>
+    db
+      .updateTable('runs')
+      .set({ heartbeat_at: sql`now() - ${`${seconds} seconds`}::interval` })
+      .where('id', '=', runId)
+      .execute();
+  const expireLeases = () =>
+    db
+      .updateTable('jobs')
+      .set({ lease_expires_at: sql`now() - interval '1 second'` })
+      .where('status', '=', 'leased')
+      .execute();
+  const clearJobs = () => db.deleteFrom('jobs').execute();
+  const setOutboxLease = (owner: string, expiresIn: string) =>
+    db
+      .updateTable('run_event_outbox_lease')
+      .set({ owner, expires_at: sql`now() + ${expiresIn}::interval` })
+      .execute();
+
+  beforeAll(async () => {
+    fixture = await openEngine(engine);
+    db = (await fixture.storage.open<RunDatabase>('runs', runMigrations)).db;
+    runs = createRunRepository(db, 'unused');
+    jobs = createJobRepository(db);
+    events = createEventRepository(db, { outbox: true });
+    reconciliation = createReconciliationRepository(db, { outbox: true });
+    approvals = createApprovalRepository(db);
+  });
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  describe('job leases', () => {
+    it('enqueues a Queued run with its job, and leases each job to one worker only (SKIP LOCKED)', async () => {
+      await clearJobs();
+      const queued = await Promise.all([enqueue(), enqueue(), enqueue()]);
+      expect(queued.map((run) => run.status)).toEqual(['Queued', 'Queued', 'Queued']);
+      const [first, second] = await Promise.all([jobs.leaseJobs('worker-a', 2, 60_000), jobs.leaseJobs('worker-b', 2, 60_000)]);
+      const leased = [...first, ...second].map((job) => job.runId);
+      expect(leased.sort()).toEqual(queued.map((run) => run.id).sort());
+      expect(new Set(leased).size).toBe(3);
+      expect(await jobs.leaseJobs('worker-c', 5, 60_000)).toEqual([]);
+      expect([...first, ...second].every((job) => job.attempts === 1)).toBe(true);
+    });
+
+    it('leases only the lanes asked for, and none with a limit of 0', async () => {
+      await clearJobs();
+      const fast = await enqueue('fast');
+      await enqueue('slow');
+      expect(await jobs.leaseJobs('worker-a', 0, 60_000)).toEqual([]);
+      expect(await jobs.leaseJobs('worker-a', 5, 60_000, { only: [] })).toEqual([]);
+      const leased = await jobs.leaseJobs('worker-a', 5, 60_000, { except: ['slow'] });
+      expect(leased.map((job) => job.runId)).toEqual([fast.id]);
+      expect((await jobs.leaseJobs('worker-a', 5, 60_000, { only: ['slow'] })).map((job) => job.lane)).toEqual(['slow']);
+    });
+
+    it('lets the next worker take over an expired lease; the old holder’s heartbeat then fails', async () => {
+      await clearJobs();
+      const run = await enqueue();
+      const [job] = await jobs.leaseJobs('worker-a', 1, 60_000);
+      expect(await jobs.heartbeat(job.id, 'worker-a', 60_000)).toBe(true);
+      expect(await jobs.heartbeat(job.id, 'worker-b', 60_000)).toBe(false);
+      expect(await jobs.leaseJobs('worker-b', 1, 60_000)).toEqual([]);
+      await expireLeases();
+      const [takenOver] = await jobs.leaseJobs('worker-b', 1, 60_000);
+      expect(takenOver).toMatchObject({ runId: run.id, attempts: 2 });
+      expect(await jobs.heartbeat(job.id, 'worker-a', 60_000)).toBe(false);
+      await jobs.finishJob(job.id, 'done', null);
+      await expireLeases();
+      expect(await jobs.leaseJobs('worker-c', 1, 60_000)).toEqual([]);
+    });
+
+    it('cancels a queued run only while no worker holds its job, with no error type', async () => {
+      await clearJobs();
+      const waiting = await enqueue();
+      expect(await jobs.cancelQueued(waiting.id)).toMatchObject({ status: 'Canceled', errorType: null, errorMessage: null });
+      const leased = await enqueue();
+      await jobs.leaseJobs('worker-a', 1, 60_000);
+      expect(await jobs.cancelQueued(leased.id)).toBeUndefined();
+    });
+  });
+
+  describe('run endings', () => {
+    it('keeps the first ending: a second finish and a later markRunning change nothing', async () => {
+      const run = await runs.insert('t1', newRun());
+      const outcome = {
+        usage: { inputTokens: 1, outputTokens: 2, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 3 },
+        cost: null,
+        prices: { input: null, output: null, cachedInput: null },
+        errorType: null,
+        errorMessage: null,
+      };
+      expect(await runs.finish(run.id, { ...outcome, status: 'Completed' })).toMatchObject({ status: 'Completed' });
+      expect(await runs.finish(run.id, { ...outcome, status: 'Failed', errorType: 'worker_lost' })).toBeUndefined();
+      expect(await runs.markRunning(run.id)).toBeUndefined();
+      expect(await runs.get('t1', run.id)).toMatchObject({ status: 'Completed', errorType: null });
+    });
+  });
+
+  describe('orphan claims', () => {
+    it('closes a silent interactive run as Failed/orphaned after its last event, and leaves live and queued runs alone', async () => {
+      const orphan = await runs.insert('t1', newRun());
+      const live = await runs.insert('t1', newRun());
+      const queued = await enqueue();
+      await events.appendEvents(target(orphan.id), [{ seq: 1, type: 'run.started', data: {} }]);
+      await approvals.requestApprovals(orphan.id, [{ id: randomUUID(), toolCallId: 'c1', toolName: 'clock', args: {} }], 60_000);
+      await silence(orphan.id, 60);
+      await silence(queued.id, 60);
+      const claimed = await reconciliation.claimOrphans(10_000, 100, 0);
+      expect(claimed.failed).toContain(orphan.id);
+      expect(claimed.failed).not.toContain(live.id);
+      expect(claimed.failed).not.toContain(queued.id);
+      expect(await runs.get('t1', orphan.id)).toMatchObject({ status: 'Failed', errorType: 'orphaned' });
+      expect((await events.events(orphan.id, 0)).map((event) => [event.seq, event.type])).toEqual([
+        [1, 'run.started'],
+        [2, 'run.failed'],
+      ]);
+      expect((await approvals.approvals(orphan.id)).map((approval) => approval.status)).toEqual(['Expired']);
+      expect((await reconciliation.claimOrphans(10_000, 100, 0)).failed).not.toContain(orphan.id);
+    });
+
+    it('hands a run with a continuation back to be restarted while attempts remain, then closes it', async () => {
+      const run = await runs.insert('t1', newRun());
+      await reconciliation.saveContinuation(run.id, { request: 'again' });
+      await silence(run.id, 60);
+      const first = await reconciliation.claimOrphans(10_000, 100, 1);
+      expect(first.continued).toContainEqual({ runId: run.id, payload: { request: 'again' }, attempt: 1 });
+      expect((await events.events(run.id, 0)).map((event) => event.type)).toEqual(['run.continued']);
+      expect((await runs.get('t1', run.id))!.status).toBe('Running');
+      await silence(run.id, 60);
+      const second = await reconciliation.claimOrphans(10_000, 100, 1);
+      expect(second.failed).toContain(run.id);
+    });
+  });
+
+  describe('the outbox', () => {
+    const drain = () => db.deleteFrom('run_event_outbox').execute();
+
+    it('ships stored events in order, outside any transaction, and deletes what it shipped', async () => {
+      await drain();
+      const run = await runs.insert('t1', newRun());
+      await events.appendEvents(target(run.id), [
+        { seq: 1, type: 'run.started', data: {} },
+        { seq: 2, type: 'message.delta', data: { text: 'hi' } },
+      ]);
+      const shipped: Array<{ key: string; value: string }> = [];
+      const count = await events.shipOutbox('relay-a', 10, 30_000, async (records) => {
+        // Another write while the relay waits on the event log: a transaction held open here would block it.
+        await events.appendEvents(target(run.id), [{ seq: 3, type: 'run.completed', data: {} }]);
+        shipped.push(...records);
+      });
+      expect(count).toBe(2);
+      expect(shipped.map((record) => [record.key, JSON.parse(record.value).seq, JSON.parse(record.value).type])).toEqual([
+        [run.id, 1, 'run.started'],
+        [run.id, 2, 'message.delta'],
+      ]);
+      expect(JSON.parse(shipped[0].value)).toMatchObject({ tenantId: 't1', runId: run.id, rootRunId: run.id, agentName: 'bot' });
+      const rest: string[] = [];
+      await events.shipOutbox('relay-a', 10, 30_000, async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)));
+      expect(rest).toEqual(['run.completed']);
+    });
+
+    it('writes no outbox rows for an in-process event log', async () => {
+      await drain();
+      const direct = createEventRepository(db, { outbox: false });
+      const run = await runs.insert('t1', newRun());
+      const stored = await direct.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: { a: 1 } }]);
+      expect(stored).toMatchObject([{ seq: 1, runId: run.id, type: 'run.started', data: { a: 1 } }]);
+      expect(await db.selectFrom('run_event_outbox').selectAll().execute()).toEqual([]);
+    });
+
+    it('keeps events whose shipment failed, and lets one relay ship at a time until its lease expires', async () => {
+      await drain();
+      const run = await runs.insert('t1', newRun());
+      await events.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: {} }]);
+      await expect(
+        events.shipOutbox('relay-a', 10, 30_000, async () => {
+          throw new Error('broker down');
+        }),
+      ).rejects.toThrow('broker down');
+      let inside: () => void = () => {};
+      let release: () => void = () => {};
+      const holding = events.shipOutbox('relay-a', 10, 30_000, async () => {
+        inside();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await new Promise<void>((resolve) => (inside = resolve));
+      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(0);
+      release();
+      expect(await holding).toBe(1);
+
+      await events.appendEvents(target(run.id), [{ seq: 2, type: 'run.completed', data: {} }]);
+      // A relay that died holding the lease: the next one waits for it to expire.
+      await setOutboxLease('relay-dead', '1 hour');
+      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(0);
+      await setOutboxLease('relay-dead', '-1 second');
+      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(1);
+    });
+  });
+});
