@@ -35,7 +35,7 @@ export async function spawnAllInOne(
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'services/all-in-one/src/main.ts'], {
     cwd: ROOT,
     // HANGAR_TEST_CHILD_OUTPUT=1 shows the process's own logs when a test needs debugging.
-    stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',
+    stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       HANGAR__Gateway__Port: String(port),
@@ -45,14 +45,19 @@ export async function spawnAllInOne(
       ...options.env,
     },
   });
+  // The last lines it wrote, so a process that fails to start says why in the test's error.
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (true) {
-    if (child.exitCode !== null) throw new Error(`all-in-one exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`all-in-one exited with ${child.exitCode}; its last output:\n${output}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error('all-in-one did not answer /api/meta within 60 s');
+      throw new Error(`all-in-one did not answer /api/meta within 60 s; its last output:\n${output}`);
     }
     try {
       if ((await fetch(`${url}/api/meta`)).ok) break;

@@ -1,0 +1,63 @@
+import { SQL_ENGINES, TEST_POSTGRES_URL, dropSchemas, openEngine, uniqueSchemaPrefix } from '@hangar/testing';
+import { sql, type Kysely, type Migration } from 'kysely';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const NOTES: Record<string, Migration> = {
+  '0001_notes': { up: (db) => db.schema.createTable('note').addColumn('id', 'serial', (c) => c.primaryKey()).addColumn('body', 'text').execute() },
+};
+
+const tablesOf = async (db: Kysely<unknown>, schema: string) =>
+  (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`.execute(db)).rows.map(
+    (row) => row.name,
+  );
+
+describe.each(SQL_ENGINES)('service schema migrations on %s', (engine) => {
+  it('apply once into the service schema and record themselves there; opening again applies nothing', async () => {
+    const fixture = await openEngine(engine);
+    try {
+      const first = await fixture.storage.open<{ note: { id: number; body: string } }>('notes', NOTES);
+      expect(await tablesOf(first.db as Kysely<unknown>, first.schema)).toEqual(['kysely_migration', 'kysely_migration_lock', 'note']);
+      await first.db.insertInto('note').values({ body: 'kept' } as never).execute();
+      const again = await fixture.storage.open<{ note: { id: number; body: string } }>('notes', NOTES);
+      expect((await again.db.selectFrom('note').select('body').execute()).map((row) => row.body)).toEqual(['kept']);
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe('service schema migrations on a PostgreSQL database other tenants change meanwhile', () => {
+  const others = uniqueSchemaPrefix();
+  afterAll(() => dropSchemas(others));
+
+  it('succeed while another process creates and drops its own schemas (introspection reads only this prefix)', async () => {
+    const churn = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await churn.connect();
+    let churning = true;
+    // Another tenant of the database, dropping schemas that hold serial columns as fast as it can.
+    const churner = (async () => {
+      for (let round = 0; churning; round++) {
+        const schema = `${others}_${round % 4}`;
+        await churn.query(`create schema if not exists "${schema}"`);
+        await churn.query(`create table if not exists "${schema}".t (id serial primary key, a int, b int, c int)`);
+        await churn.query(`drop schema "${schema}" cascade`);
+      }
+    })();
+    try {
+      for (let attempt = 0; attempt < 6; attempt++) {
+        const fixture = await openEngine('postgres');
+        try {
+          const opened = await fixture.storage.open('notes', NOTES);
+          expect(await tablesOf(opened.db as Kysely<unknown>, opened.schema)).toContain('note');
+        } finally {
+          await fixture.close();
+        }
+      }
+    } finally {
+      churning = false;
+      await churner;
+      await churn.end();
+    }
+  }, 60_000);
+});
