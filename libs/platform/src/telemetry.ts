@@ -2,15 +2,15 @@ import { context, propagation, trace, type Context, type Span, SpanKind, SpanSta
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 let provider: NodeTracerProvider | undefined;
 
 /**
  * Installs the process-wide tracer (once): AsyncLocalStorage context and W3C `traceparent`
- * propagation. Spans are exported over OTLP/HTTP only when an endpoint is configured; without
- * one, trace ids still flow through HTTP → gRPC and into logs and problem bodies.
+ * propagation. Spans are recorded and exported over OTLP/HTTP only when an endpoint is configured;
+ * without one, trace ids still flow through HTTP → gRPC and into logs and problem bodies.
  */
 export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null }): void {
   if (provider) return;
@@ -20,6 +20,9 @@ export function initTelemetry(options: { serviceName: string; otlpEndpoint?: str
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     spanProcessors,
+    // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
+    // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
+    ...(!options.otlpEndpoint && { sampler: new AlwaysOffSampler() }),
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
 }

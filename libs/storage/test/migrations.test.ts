@@ -4,13 +4,22 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const NOTES: Record<string, Migration> = {
-  '0001_notes': { up: (db) => db.schema.createTable('note').addColumn('id', 'serial', (c) => c.primaryKey()).addColumn('body', 'text').execute() },
+  '0001_notes': {
+    up: (db) =>
+      db.schema
+        .createTable('note')
+        .addColumn('id', 'serial', (c) => c.primaryKey())
+        .addColumn('body', 'text')
+        .execute(),
+  },
 };
 
 const tablesOf = async (db: Kysely<unknown>, schema: string) =>
-  (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`.execute(db)).rows.map(
-    (row) => row.name,
-  );
+  (
+    await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`.execute(
+      db,
+    )
+  ).rows.map((row) => row.name);
 
 describe.each(SQL_ENGINES)('service schema migrations on %s', (engine) => {
   it('apply once into the service schema and record themselves there; opening again applies nothing', async () => {
@@ -18,7 +27,10 @@ describe.each(SQL_ENGINES)('service schema migrations on %s', (engine) => {
     try {
       const first = await fixture.storage.open<{ note: { id: number; body: string } }>('notes', NOTES);
       expect(await tablesOf(first.db as Kysely<unknown>, first.schema)).toEqual(['kysely_migration', 'kysely_migration_lock', 'note']);
-      await first.db.insertInto('note').values({ body: 'kept' } as never).execute();
+      await first.db
+        .insertInto('note')
+        .values({ body: 'kept' } as never)
+        .execute();
       const again = await fixture.storage.open<{ note: { id: number; body: string } }>('notes', NOTES);
       expect((await again.db.selectFrom('note').select('body').execute()).map((row) => row.body)).toEqual(['kept']);
     } finally {
