@@ -294,7 +294,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       parameters: ReadonlyMap<string, string>,
     ): Promise<PromptEstimate> {
       const { definition } = await resolve(caller, name);
-      const tokens = countPromptTokens(renderInstructions(definition.instructions, parameters), messages);
+      const tokens = await countPromptTokens(renderInstructions(definition.instructions, parameters), messages);
       return estimatePrompt(tokens, catalog.contextWindow(definition.model.provider, definition.model.model), deps.reserveRatio);
     },
 

@@ -1,5 +1,4 @@
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200k from 'js-tiktoken/ranks/o200k_base';
+import { countTokens } from './prompt-tokens.js';
 
 /** The fixed reference tokenizer: estimates are approximate by design (SPEC Agents 9). */
 export const REFERENCE_TOKENIZER = 'o200k_base';
@@ -8,12 +7,11 @@ export const REFERENCE_TOKENIZER = 'o200k_base';
 const TOKENS_PER_MESSAGE = 4;
 const REPLY_PRIMING_TOKENS = 3;
 
-let encoder: Tiktoken | undefined;
-
-export function countPromptTokens(system: string | null, messages: Array<{ role: string; content: string }>): number {
-  encoder ??= new Tiktoken(o200k);
-  const all = system ? [{ role: 'system', content: system }, ...messages] : messages;
-  return all.reduce((sum, message) => sum + TOKENS_PER_MESSAGE + encoder!.encode(message.content).length, REPLY_PRIMING_TOKENS);
+/** Prompt tokens by the reference tokenizer: exact on ordinary text, estimated on long unbroken runs. */
+export async function countPromptTokens(system: string | null, messages: Array<{ role: string; content: string }>): Promise<number> {
+  const all = system ? [system, ...messages.map((message) => message.content)] : messages.map((message) => message.content);
+  const counts = await countTokens(all);
+  return counts.reduce((sum, tokens) => sum + TOKENS_PER_MESSAGE + tokens, REPLY_PRIMING_TOKENS);
 }
 
 export interface PromptEstimate {

@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { extractContext, SpanKind, tracer } from '@hangar/platform';
 import { isLoopback, remoteAccessDenied } from './http/auth.js';
+import { jsonBodyGuard } from './http/input-guard.js';
 import { problemBody, problemHandler, sendProblem } from './http/problem.js';
 import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
 import type { GatewayContext } from './gateway.context.js';
@@ -128,6 +129,7 @@ export function createGatewayApp(context: GatewayContext) {
   app.use(remoteAccessGuard(context));
   app.use(cors(context));
   app.use(express.json({ limit: JSON_BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBodyGuard());
 
   const api = express.Router({ caseSensitive: true });
   const root = express.Router({ caseSensitive: true });

@@ -1,3 +1,4 @@
 export { gatewayModule } from './gateway.module.js';
 export { gatewayRoutes } from './gateway.app.js';
 export { isLoopback } from './http/auth.js';
+export { abortedRequestCount } from './http/problem.js';

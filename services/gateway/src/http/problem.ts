@@ -40,8 +40,11 @@ export function sendProblem(request: Request, response: Response, body: ProblemB
   response.status(body.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 
-/** Errors thrown by express' JSON parser, translated to the statuses API.md names. */
-function bodyParserProblem(error: { type?: string; status?: number; message?: string }) {
+/**
+ * Errors raised by express before a route runs (its JSON parser, its path decoding), translated to
+ * the statuses API.md names. They are the client's: http-errors marks them `expose` with a 4xx.
+ */
+function requestProblem(error: { type?: string; status?: number; expose?: boolean; message?: string }) {
   switch (error.type) {
     case 'entity.parse.failed':
       return { status: 400, errorType: 'validation_failed', detail: 'the request body is not valid JSON' };
@@ -50,16 +53,39 @@ function bodyParserProblem(error: { type?: string; status?: number; message?: st
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return { status: 415, errorType: 'unsupported_media_type', detail: error.message ?? 'unsupported body encoding' };
-    default:
-      return undefined;
+    case 'request.aborted':
+      return { status: 400, errorType: 'validation_failed', detail: 'the request body was cut off' };
+    case 'request.size.invalid':
+      return { status: 400, errorType: 'validation_failed', detail: 'the request body is shorter or longer than its Content-Length' };
   }
+  // A path segment that is not valid percent-encoding (`%ZZ`, `%C0%AF`) names no record (docs/decisions.md).
+  if (error.status === 400 && error instanceof URIError)
+    return { status: 404, errorType: 'not_found', detail: 'the path is not valid percent-encoding; no record has that name' };
+  // A body that does not decode as its Content-Encoding says (`gzip` that is not gzip).
+  if (error.expose && error.status === 400)
+    return { status: 400, errorType: 'validation_failed', detail: 'the request body could not be decoded' };
+  return undefined;
 }
+
+let abortedRequests = 0;
+/** Requests whose client went away mid-body since the process started (not a server error). */
+export const abortedRequestCount = () => abortedRequests;
 
 /** The last express middleware: every error becomes problem+json; a 5xx never shows internals. */
 export function problemHandler(logger: Logger) {
   return (error: unknown, request: Request, response: Response, _next: NextFunction) => {
     if (response.headersSent) {
       response.destroy();
+      return;
+    }
+    // Before classifying: a client that hung up mid-body raises ECONNABORTED, which is not an engine's fault.
+    const clientProblem = requestProblem(error as { type?: string });
+    if (clientProblem) {
+      if ((error as { type?: string }).type === 'request.aborted') {
+        abortedRequests += 1;
+        logger.debug({ method: request.method, path: request.path, abortedRequests }, 'request body cut off by the client');
+      }
+      sendProblem(request, response, problemBody(request, clientProblem.status, clientProblem.errorType, clientProblem.detail));
       return;
     }
     const known = classifyError(error);
@@ -72,11 +98,6 @@ export function problemHandler(logger: Logger) {
       else if (known.status >= 500)
         logger.info({ errorType: known.errorType, detail: known.message }, 'request answered with a classified 5xx');
       sendProblem(request, response, problemBody(request, known.status, known.errorType, known.message, known.extensions), headers);
-      return;
-    }
-    const parserProblem = bodyParserProblem(error as { type?: string });
-    if (parserProblem) {
-      sendProblem(request, response, problemBody(request, parserProblem.status, parserProblem.errorType, parserProblem.detail));
       return;
     }
     logger.error({ err: error, method: request.method, path: request.path }, 'unhandled error');

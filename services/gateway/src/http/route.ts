@@ -6,6 +6,7 @@ import { forbidden, HangarError, notFound, validationError, type Caller, type Ro
 import { authorize, callerOf, resolveTenant, type Principal, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
 import { withIdempotency } from './idempotency.js';
+import { checkPathAndQuery } from './input-guard.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -94,6 +95,7 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
       authorize(principal, route.auth.role, route.auth.scope);
     }
     const tenantId = resolveTenant(context.config, request, principal);
+    checkPathAndQuery(request.params, request.query);
     const params = route.params ? parseOrThrow(route.params, request.params, 'path') : request.params;
     const query = route.query ? parseOrThrow(route.query, request.query, 'query') : request.query;
     let body: unknown;
