@@ -1,4 +1,5 @@
 import { request as httpRequestRaw } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { allInOneModules } from '@hangar/all-in-one';
 import { abortedRequestCount } from '@hangar/gateway';
@@ -211,6 +212,28 @@ describe('bodies that do not decode', () => {
       setTimeout(() => call.destroy(), 50);
     });
     await expect.poll(() => abortedRequestCount(), { timeout: 2000 }).toBe(before + 1);
+    expect((await hangar.request('GET', '/healthz')).status).toBe(200);
+  });
+});
+
+describe('requests that are not valid HTTP', () => {
+  it.each([
+    ['a body beyond its framing', 'GET /api/agents HTTP/1.1\r\nHost: x\r\n\r\njunk\r\n\r\n'],
+    ['a header without a colon', 'GET /api/agents HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
+    ['headers beyond 16 KiB', `GET /api/agents HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ])('%s: answered with problem+json, the process goes on', async (_, message) => {
+    const base = new URL(hangar.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(base.port), base.hostname, () => socket.end(message));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const last = answer.slice(answer.lastIndexOf('HTTP/1.1 '));
+    expect(last).toMatch(/^HTTP\/1\.1 4(00|31) /);
+    expect(last).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(last.slice(last.indexOf('\r\n\r\n') + 4))).toMatchObject({ errorType: 'validation_failed' });
     expect((await hangar.request('GET', '/healthz')).status).toBe(200);
   });
 });

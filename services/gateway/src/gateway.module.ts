@@ -11,6 +11,7 @@ import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { createAuthenticator } from './http/auth.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
+import { malformedHttpAnswer } from './http/problem.js';
 import { createGatewayApp } from './gateway.app.js';
 import type { GatewayContext } from './gateway.context.js';
 
@@ -50,6 +51,10 @@ export const gatewayModule: HangarModule = {
       },
     };
     const server: Server = createServer(createGatewayApp(context));
+    server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (socket.writable && error.code !== 'ECONNRESET') socket.end(malformedHttpAnswer(error));
+      else socket.destroy();
+    });
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.Gateway.Port, config.Gateway.Host, () => {

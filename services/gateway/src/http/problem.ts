@@ -108,3 +108,26 @@ export function problemHandler(logger: Logger) {
     );
   };
 }
+
+/**
+ * The raw answer to a request that is not valid HTTP (framing, header syntax, oversized headers):
+ * Node's server answers it before express sees it, so it is written here, still as problem+json.
+ */
+export function malformedHttpAnswer(error: NodeJS.ErrnoException): string {
+  const [status, title, errorType] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'validation_failed']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'validation_failed']
+        : [400, 'Bad Request', 'validation_failed'];
+  const body = JSON.stringify({
+    type: `urn:hangar:problem:${errorType}`,
+    title,
+    status,
+    detail: 'the request is not valid HTTP/1.1',
+    instance: '/',
+    errorType,
+    traceId: null,
+  });
+  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
