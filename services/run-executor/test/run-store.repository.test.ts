@@ -114,6 +114,26 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       expect(await jobs.leaseJobs('worker-c', 1, 60_000)).toEqual([]);
     });
 
+    it('lets tenants take turns: one tenant’s backlog never goes before another tenant’s first job', async () => {
+      await clearJobs();
+      const enqueueFor = (tenant: string) => jobs.enqueue(tenant, newRun({ kind: 'Async' }), { n: 1 }, 'default');
+      const backlog = [];
+      for (let index = 0; index < 4; index++) backlog.push(await enqueueFor('tenant-a'));
+      const late = await enqueueFor('tenant-b');
+      // tenant-a holds one job already: tenant-b's only job comes first, then a's backlog in order.
+      const [held] = await jobs.leaseJobs('worker-a', 1, 60_000);
+      expect(held.runId).toBe(backlog[0].id);
+      const next = await jobs.leaseJobs('worker-a', 1, 60_000);
+      expect(next.map((job) => job.runId)).toEqual([late.id]);
+      const rest = await jobs.leaseJobs('worker-a', 5, 60_000);
+      expect(rest.map((job) => job.runId).sort()).toEqual(
+        backlog
+          .slice(1)
+          .map((run) => run.id)
+          .sort(),
+      );
+    });
+
     it('cancels a queued run only while no worker holds its job, with no error type', async () => {
       await clearJobs();
       const waiting = await enqueue();

@@ -17,6 +17,15 @@ const NEVER_EXPIRES_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 /** A decision made on another instance wakes the run through pub/sub; this is the fallback. */
 const APPROVAL_POLL_MS = 1000;
 
+/**
+ * Told when a run starts and stops waiting for people: a queued run gives its worker slot back
+ * meanwhile (a wait may last a day), and `resumed` resolves once it holds a slot again.
+ */
+export interface HumanWait {
+  waiting(): void;
+  resumed(): Promise<void>;
+}
+
 export interface ApprovalsDeps {
   approvals: ApprovalRepository;
   runs: Pick<RunRepository, 'setStatus'>;
@@ -73,6 +82,7 @@ export function createApprovals(deps: ApprovalsDeps) {
       calls: Array<{ toolCallId: string; toolName: string; input: unknown }>,
       emit: Emit,
       signal: AbortSignal,
+      humanWait?: HumanWait,
     ): AsyncGenerator<RunUpdate, ToolResultPart[]> {
       const requested = await deps.approvals.requestApprovals(
         runId,
@@ -89,11 +99,13 @@ export function createApprovals(deps: ApprovalsDeps) {
         });
       }
       yield { type: 'approvals', approvals: requested };
+      humanWait?.waiting();
       const decided = await decisions(
         runId,
         requested.map((approval) => approval.id),
         signal,
       );
+      await humanWait?.resumed();
       await deps.record('run status', () => deps.runs.setStatus(runId, 'Running'));
       const toolResults: ToolResultPart[] = [];
       for (const approval of decided) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@hangar/platform';
+import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Subscription } from '@hangar/messaging';
 import { channels, type TypedPubSub } from '../events/channels.js';
 import type { QueuedRuns } from './queued-runs.service.js';
@@ -19,7 +20,9 @@ export interface JobWorkerSettings {
 /**
  * Executes queued runs. Jobs are leased with `FOR UPDATE SKIP LOCKED`, so several workers share
  * one table; a lease is renewed every third of its duration while the run goes on, and a lease
- * that expires (its worker died) is taken over by the next worker that polls.
+ * that expires (its worker died) is taken over by the next worker that polls. A run waiting for
+ * people (approvals) keeps its lease but gives its slot back; once decided, it goes on as soon as
+ * a slot of its lane is free, before any new job is leased.
  */
 export function createJobWorker(deps: {
   repository: JobRepository;
@@ -36,6 +39,47 @@ export function createJobWorker(deps: {
   const leases = (lane: string) => settings.lanes === null || settings.lanes.includes(lane);
   const running = (lanes: (lane: string) => boolean) =>
     [...runningByLane].reduce((sum, [lane, count]) => sum + (lanes(lane) ? count : 0), 0);
+  const hasRoom = (lane: string) =>
+    ownBudget.includes(lane)
+      ? (runningByLane.get(lane) ?? 0) < settings.maxConcurrentJobsPerLane[lane]
+      : running((other) => !ownBudget.includes(other)) < settings.maxConcurrentJobs;
+  const occupy = (lane: string) => runningByLane.set(lane, (runningByLane.get(lane) ?? 0) + 1);
+  /** Decided runs waiting for a slot of their lane, first come first served. */
+  const resuming: Array<{ lane: string; resume: () => void }> = [];
+
+  function vacate(lane: string) {
+    runningByLane.set(lane, runningByLane.get(lane)! - 1);
+    for (let index = 0; index < resuming.length;) {
+      const waiting = resuming[index];
+      if (!hasRoom(waiting.lane)) {
+        index++;
+        continue;
+      }
+      resuming.splice(index, 1);
+      occupy(waiting.lane);
+      waiting.resume();
+    }
+    void poll();
+  }
+
+  /** One job's slot: given back while its run waits for people, taken again (waiting its turn) once decided. */
+  function slotOf(lane: string) {
+    let held = true;
+    const humanWait: HumanWait = {
+      waiting() {
+        if (!held) return;
+        held = false;
+        vacate(lane);
+      },
+      async resumed() {
+        if (held) return;
+        if (hasRoom(lane) && !resuming.some((waiting) => waiting.lane === lane)) occupy(lane);
+        else await new Promise<void>((resume) => resuming.push({ lane, resume }));
+        held = true;
+      },
+    };
+    return { humanWait, release: () => held && vacate(lane) };
+  }
 
   /** What this worker may lease now: each budgeted lane up to its own limit, the other lanes together up to MaxConcurrentJobs. */
   async function leaseWithinBudgets() {
@@ -54,7 +98,7 @@ export function createJobWorker(deps: {
   let timer: NodeJS.Timeout | undefined;
   let subscription: Subscription | undefined;
 
-  async function work(job: LeasedJob) {
+  async function work(job: LeasedJob, humanWait: HumanWait) {
     if (job.attempts > settings.maxAttempts) {
       await queued.abandonQueued(job);
       await repository.finishJob(job.id, 'failed', 'attempts exhausted');
@@ -73,7 +117,7 @@ export function createJobWorker(deps: {
       Math.max(100, Math.floor(settings.leaseMs / 3)),
     );
     try {
-      const run = await queued.runQueued(job, controller.signal);
+      const run = await queued.runQueued(job, controller.signal, humanWait);
       await repository.finishJob(job.id, run?.status === 'Failed' ? 'failed' : 'done', run?.errorMessage ?? null);
     } finally {
       clearInterval(heartbeat);
@@ -85,12 +129,13 @@ export function createJobWorker(deps: {
     polling = true;
     try {
       for (const job of await leaseWithinBudgets()) {
-        runningByLane.set(job.lane, (runningByLane.get(job.lane) ?? 0) + 1);
-        const execution: Promise<void> = work(job)
+        occupy(job.lane);
+        const slot = slotOf(job.lane);
+        const execution: Promise<void> = work(job, slot.humanWait)
           .catch((error) => logger.error({ err: error, jobId: job.id }, 'queued run failed'))
           .finally(() => {
             inFlight.delete(execution);
-            runningByLane.set(job.lane, runningByLane.get(job.lane)! - 1);
+            slot.release();
             void poll();
           });
         inFlight.add(execution);

@@ -39,7 +39,9 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
 
     /**
      * Leases up to `limit` jobs that are queued or whose lease expired (a worker that died), skipping
-     * rows another worker is leasing right now.
+     * rows another worker is leasing right now. Tenants take turns: a job's turn is its place in its
+     * tenant's queue plus the jobs that tenant has running, so one tenant's backlog never goes before
+     * another tenant's first job.
      */
     async leaseJobs(
       owner: string,
@@ -49,6 +51,32 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
     ): Promise<LeasedJob[]> {
       if (limit <= 0 || lanes.only?.length === 0) return [];
       const rows = await db
+        .with('ranked', (qb) =>
+          qb
+            .selectFrom('jobs as j')
+            .select((eb) => [
+              'j.id',
+              'j.created_at',
+              sql<number>`row_number() over (partition by ${eb.ref('j.tenant_id')} order by ${eb.ref('j.created_at')}) + ${eb
+                .selectFrom('jobs as running')
+                .select(eb.fn.countAll().as('n'))
+                .whereRef('running.tenant_id', '=', 'j.tenant_id')
+                .where('running.status', '=', 'leased')
+                .where('running.lease_expires_at', '>=', sql<Date>`now()`)}`.as('turn'),
+            ])
+            .where((where) =>
+              where.or([
+                where('j.status', '=', 'queued'),
+                where.and([where('j.status', '=', 'leased'), where('j.lease_expires_at', '<', sql<Date>`now()`)]),
+              ]),
+            )
+            .$if(lanes.only !== undefined, (query) => query.where('j.lane', 'in', lanes.only!))
+            .$if(!!lanes.except?.length, (query) => query.where('j.lane', 'not in', lanes.except!))
+            .orderBy('turn')
+            .orderBy('j.created_at')
+            // A few more than wanted, so rows another worker holds can be skipped.
+            .limit(limit * 4),
+        )
         .updateTable('jobs')
         .set({
           status: 'leased',
@@ -59,19 +87,20 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
         })
         .where('id', 'in', (eb) =>
           eb
-            .selectFrom('jobs')
-            .select('id')
+            .selectFrom('jobs as candidate')
+            .innerJoin('ranked', 'ranked.id', 'candidate.id')
+            .select('candidate.id')
+            // Checked again on the row as it is once locked: a job another worker leased meanwhile drops out.
             .where((where) =>
               where.or([
-                where('status', '=', 'queued'),
-                where.and([where('status', '=', 'leased'), where('lease_expires_at', '<', sql<Date>`now()`)]),
+                where('candidate.status', '=', 'queued'),
+                where.and([where('candidate.status', '=', 'leased'), where('candidate.lease_expires_at', '<', sql<Date>`now()`)]),
               ]),
             )
-            .$if(lanes.only !== undefined, (query) => query.where('lane', 'in', lanes.only!))
-            .$if(!!lanes.except?.length, (query) => query.where('lane', 'not in', lanes.except!))
-            .orderBy('created_at')
+            .orderBy('ranked.turn')
+            .orderBy('ranked.created_at')
             .limit(limit)
-            .forUpdate()
+            .forUpdate('candidate')
             .skipLocked(),
         )
         .returning(['id', 'tenant_id', 'run_id', 'lane', 'payload', 'attempts'])

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { HumanWait } from '../approvals/approvals.service.js';
 import { channels, type TypedPubSub } from '../events/channels.js';
 import { appendAfterStored, type EventWriterDeps } from '../events/event-writer.js';
 import type { Preparation } from '../runs/prepare.js';
@@ -76,11 +77,11 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
     },
 
     /** Executes a leased job's run; a refusal now (the agent was deleted meanwhile) fails the run. */
-    async runQueued(job: { runId: string; payload: unknown }, signal: AbortSignal): Promise<RunRow | undefined> {
+    async runQueued(job: { runId: string; payload: unknown }, signal: AbortSignal, humanWait?: HumanWait): Promise<RunRow | undefined> {
       const { caller, request } = job.payload as { caller: Caller; request: StartRunRequest };
       let last: RunRow | undefined;
       try {
-        for await (const update of deps.execution.execute(caller, request, { signal, queuedRunId: job.runId })) {
+        for await (const update of deps.execution.execute(caller, request, { signal, queuedRunId: job.runId, humanWait })) {
           if (update.type === 'finished' || update.type === 'failed') last = update.run;
         }
       } catch (error) {

@@ -1,7 +1,7 @@
 import { stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import type { AgentDefinition } from '@hangar/contracts';
 import { classifyError, type HangarConfig, type Logger } from '@hangar/platform';
-import type { Approvals } from '../approvals/approvals.service.js';
+import type { Approvals, HumanWait } from '../approvals/approvals.service.js';
 import type { Emit } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
 import type { CircuitBreaker } from '../providers/circuit-breaker.js';
@@ -57,6 +57,8 @@ export interface ModelTurnsInput {
   pending: RunUpdate[];
   /** The usage of every model step finished so far: what a run that ends mid-turn has spent. */
   spent: { usage: Usage };
+  /** A queued run's worker slot, given back while approvals wait for people. */
+  humanWait?: HumanWait;
 }
 
 export interface ModelTurnsResult {
@@ -199,7 +201,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
           );
           if (undecided.length && !graphLimit) {
             settling = true;
-            const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal);
+            const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal, input.humanWait);
             settling = false;
             attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];
             continue;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { renderInstructions } from '@hangar/contracts';
 import { classifyError, HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { Subscription } from '@hangar/messaging';
+import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
@@ -26,6 +27,8 @@ export interface ExecutionContext {
   continuedRunId?: string;
   /** Set for a child run: its parent, and the budget of the whole tree. */
   parent?: { run: RunRow; budget: TreeBudget };
+  /** A queued run's worker slot, given back while the run (or a child of it) waits for approvals. */
+  humanWait?: HumanWait;
 }
 
 export interface RunExecutionDeps {
@@ -71,6 +74,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     signal: AbortSignal,
     announce: (update: RunUpdate) => Promise<void>,
     emit: Emit,
+    humanWait: HumanWait | undefined,
   ) {
     if (parent.depth + 1 > maxDepth)
       throw new HangarError('validation', `agent graph depth limit reached (AgentGraph:MaxDepth ${maxDepth})`, {}, 'agent_graph_limit');
@@ -90,7 +94,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       isStreaming: false,
       attachments: [],
     };
-    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
+    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget }, humanWait })) {
       if (update.type === 'started') {
         await emit('child.started', { runId: update.run.id, agentName });
         await announce({ type: 'child-run', runId: update.run.id, agentName });
@@ -224,7 +228,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       void emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
       yield { type: 'started', run };
 
-      const outcome = yield* turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent);
+      const outcome = yield* turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait);
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
       const cost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
@@ -287,6 +291,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     emit: Emit,
     blockedInput: boolean,
     spent: { usage: Usage },
+    humanWait: HumanWait | undefined,
   ): AsyncGenerator<RunUpdate, ModelTurnsResult> {
     if (blockedInput) {
       return {
@@ -304,7 +309,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
     const pending: RunUpdate[] = [];
     const tools = await deps.tools.toolsFor(definition, (agentName, message) =>
-      runChild(caller, agentName, message, run, budget, signal, async (update) => void pending.push(update), emit),
+      runChild(caller, agentName, message, run, budget, signal, async (update) => void pending.push(update), emit, humanWait),
     );
     const result = yield* deps.modelTurns({
       runId: run.id,
@@ -324,6 +329,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       structuredProblem: structured,
       pending,
       spent,
+      humanWait,
     });
     if (!inspectOutput || result.failure || !result.outputText) return result;
     if (guard.blocks(result.outputText)) {
