@@ -3,23 +3,35 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { allInOneModules } from '@hangar/all-in-one';
 import { abortedRequestCount } from '@hangar/gateway';
-import { startHangar, TEST_TOKEN, type HangarUnderTest, type HttpResult } from '@hangar/testing';
+import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type HttpResult, type MockOpenAI } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Regressions of the hostile-input review (issue 9): each request here once froze the process or answered 500. */
 
 let hangar: HangarUnderTest;
+let mock: MockOpenAI;
 const AUTH = { authorization: `Bearer ${TEST_TOKEN}` };
 
 beforeAll(async () => {
-  hangar = await startHangar({ modules: allInOneModules() });
-  const created = await hangar.request('POST', '/api/agents', { body: { name: 'target', model: { provider: 'demo', model: 'echo' } } });
-  expect(created.status).toBe(201);
+  mock = await startMockOpenAI();
+  mock.script('nul', () => ({ text: 'a\u0000b c', usage: { prompt: 1, completion: 2 } }));
+  hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } },
+  });
+  for (const [name, model] of [
+    ['target', { provider: 'demo', model: 'echo' }],
+    ['nul-speaker', { provider: 'mock', model: 'nul' }],
+  ] as const) {
+    const created = await hangar.request('POST', '/api/agents', { body: { name, model } });
+    expect(created.status, created.text).toBe(201);
+  }
 });
 
 afterAll(async () => {
   await hangar?.stop();
+  await mock?.close();
 });
 
 /** One request with the path and body exactly as given (no URL normalization), read to the end. */
@@ -146,6 +158,20 @@ describe('a NUL character never reaches a store', () => {
     expectProblem(result, 400, 'validation_failed');
     expect(result.body.errors[0].path).toContain(field);
     expectProblem(await hangar.request('GET', '/api/agents/nul'), 404, 'not_found');
+  });
+
+  it('a model answering a NUL completes its run: the caller gets the answer, the stores keep U+FFFD', async () => {
+    const answered = await hangar.request('POST', '/api/agents/nul-speaker/run', {
+      body: { message: 'hi', sessionId: 'nul-session' },
+      headers: { 'idempotency-key': 'nul-answer' },
+    });
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.body).toMatchObject({ status: 'Completed', output: { text: 'a\u0000b c' } });
+    const events = (await hangar.request('GET', `/api/runs/${answered.body.runId}/events`)).text;
+    expect(events).toContain('"text":"a\ufffdb c"');
+    expect(events).toContain('event: run.completed');
+    const history = await hangar.request('GET', '/api/sessions/nul-session');
+    expect(JSON.stringify(history.body)).toContain('a\ufffdb c');
   });
 
   it('a run with a NUL in its message is refused in every mode, before any run exists', async () => {
