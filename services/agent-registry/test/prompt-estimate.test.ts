@@ -16,11 +16,9 @@ async function countWatchingTheLoop(text: string) {
     longestStall = Math.max(longestStall, now - last);
     last = now;
   }, 5);
-  const started = performance.now();
   const tokens = await countPromptTokens(null, [{ role: 'user', content: text }]);
-  const elapsedMs = performance.now() - started;
   clearInterval(ticker);
-  return { tokens, elapsedMs, longestStall: Math.max(longestStall, performance.now() - last) };
+  return { tokens, longestStall: Math.max(longestStall, performance.now() - last) };
 }
 
 describe('prompt token count', () => {
@@ -41,11 +39,11 @@ describe('prompt token count', () => {
     ['1 MiB of spaces', ' '.repeat(1024 * 1024)],
     ['1 MiB of punctuation', '!'.repeat(1024 * 1024)],
     ['long runs between words', Array.from({ length: 2_000 }, () => 'x'.repeat(300)).join(' ')],
-  ])('%s: counted within 1 s, never holding the event loop 100 ms', async (_, text) => {
-    const { tokens, elapsedMs, longestStall } = await countWatchingTheLoop(text);
+  ])('%s: counted off this thread, never holding its event loop 100 ms', async (_, text) => {
+    // How fast is measured end to end (test-e2e/hostile-input); here: a bounded count, and a free event loop.
+    const { tokens, longestStall } = await countWatchingTheLoop(text);
     expect(tokens).toBeGreaterThan(7);
     expect(tokens).toBeLessThanOrEqual(text.length + 7);
-    expect(elapsedMs).toBeLessThan(1_000);
     expect(longestStall).toBeLessThan(100);
   });
 
