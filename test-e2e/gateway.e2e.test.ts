@@ -70,7 +70,8 @@ describe('authentication', () => {
       authentication: ['token', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
-    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'RunsRead']);
+    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope.
+    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'RunsRead', 'SecurityAdmin']);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });
@@ -200,6 +201,13 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/quotas',
         'PUT /hangar/api/quotas/{name}',
         'DELETE /hangar/api/quotas/{name}',
+        'GET /hangar/api/skills',
+        'GET /hangar/api/skills/{name}',
+        'PUT /hangar/api/skills/{name}',
+        'DELETE /hangar/api/skills/{name}',
+        'GET /hangar/api/skill-script-grants',
+        'POST /hangar/api/skill-script-grants',
+        'DELETE /hangar/api/skill-script-grants/{skillName}',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

@@ -14,3 +14,4 @@ export * from './runtime/grpc-module.js';
 export * from './runtime/process.js';
 export { HANGAR_VERSION } from './version.js';
 export * from './access.js';
+export * from './audit.js';

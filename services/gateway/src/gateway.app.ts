@@ -13,6 +13,8 @@ import { quotaRoutes } from './routes/quotas.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { runRoutes } from './routes/runs/runs.routes.js';
 import { sessionRoutes } from './routes/sessions.routes.js';
+import { skillScriptGrantRoutes } from './routes/skill-script-grants.routes.js';
+import { skillRoutes } from './routes/skills.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 
 const JSON_BODY_LIMIT = '1mb';
@@ -27,6 +29,8 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...attachmentRoutes,
     ...auditRoutes,
     ...quotaRoutes,
+    ...skillRoutes,
+    ...skillScriptGrantRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

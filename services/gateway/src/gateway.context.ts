@@ -5,6 +5,7 @@ import type {
   RunAuthorizationHandler,
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
+  SkillServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -20,6 +21,7 @@ export interface GatewayContext {
   runs: Client<typeof RunExecutorServiceDefinition, CallerOptions>;
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
+  skills: Client<typeof SkillServiceDefinition, CallerOptions>;
   /** The host's run-authorization handler, when one is registered. */
   authorizeRun?: RunAuthorizationHandler;
   /** Names the active engines for `/api/meta`. */

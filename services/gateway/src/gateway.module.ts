@@ -5,6 +5,7 @@ import {
   GovernanceServiceDefinition,
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
+  SkillServiceDefinition,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
@@ -33,6 +34,7 @@ export const gatewayModule: HangarModule = {
       runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
       governance: createServiceClient(GovernanceServiceDefinition, channels.Governance),
+      skills: createServiceClient(SkillServiceDefinition, channels.Skill),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
       version: HANGAR_VERSION,

@@ -29,29 +29,16 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',
   ],
-  // API.md "Skills on disk"; the skill service checks none of these limits yet.
-  'Skill limits and scripts': [
-    'Skills:MaxInstructionsLength',
-    'Skills:MaxResourceContentLength',
-    'Skills:MaxResourcesPerSkill',
-    'Skills:Scripts:Enabled',
+  // SPEC Limits "Skills and scripts": the script runner and skills in runs.
+  'Skill scripts': [
     'Skills:Scripts:PlatformIsolationAcknowledged',
     'Skills:Scripts:AllowStoredScripts',
-    'Skills:Scripts:SkillRoots',
-    'Skills:Scripts:Interpreters',
     'Skills:Scripts:EnvironmentAllowList',
     'Skills:Scripts:Timeout',
     'Skills:Scripts:MaxOutputBytes',
     'Skills:Scripts:MaxArgumentBytes',
-    'Skills:Scripts:MaxScriptContentLength',
-    'Skills:Scripts:MaxScriptsPerSkill',
     'Skills:Scripts:MaxConcurrentPerTenant',
     'Skills:Scripts:MaxConcurrentTotal',
-    'Skills:Scripts:SearchDepth',
-  ],
-  // SPEC Limits "Attachments, audit": the actor claim of the audit trail.
-  'Audit actor claim': [
-    'Audit:ActorClaimType',
   ],
   // API.md "Operations": GET /api/models/health.
   'Model health': [

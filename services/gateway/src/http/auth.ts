@@ -37,7 +37,10 @@ export type Scope = (typeof SCOPES)[number];
 
 /** An authenticated credential. Effective authority is role ∩ scopes (a scope never widens a role). */
 export interface Principal {
+  /** Who the audit trail names (Audit:ActorClaimType for a JWT). */
   actor: string;
+  /** The user a JWT names (Hangar:Api:Jwt:UserClaim): session ownership and attribution. */
+  userId?: string;
   /** Null when the credential carries no known role: it is authenticated but may do nothing. */
   role: Role | null;
   scopes: ReadonlySet<Scope>;
@@ -56,6 +59,24 @@ const claimValues = (payload: JWTPayload, claim: string): string[] => {
   return typeof value === 'string' ? value.split(' ').filter(Boolean) : [];
 };
 
+/** The claims that name a person, in order: the configured one, then name identifier, name, subject. */
+const ACTOR_CLAIMS = [
+  'nameid',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier',
+  'name',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
+  'sub',
+];
+
+/** The actor the audit trail records for a JWT (SPEC Limits "Attachments, audit": Audit:ActorClaimType). */
+function auditActor(payload: JWTPayload, configured: string | null): string | undefined {
+  for (const claim of configured ? [configured, ...ACTOR_CLAIMS] : ACTOR_CLAIMS) {
+    const value = payload[claim];
+    if (typeof value === 'string' && value) return value;
+  }
+  return undefined;
+}
+
 /** A JWT's role is the highest known role it names; its scopes (if any) narrow that role. */
 function principalFromJwt(payload: JWTPayload, config: HangarConfig): Principal {
   const jwt = config.Hangar.Api.Jwt;
@@ -64,9 +85,11 @@ function principalFromJwt(payload: JWTPayload, config: HangarConfig): Principal 
   const named = claimValues(payload, jwt.ScopeClaim).filter((scope): scope is Scope => (SCOPES as readonly string[]).includes(scope));
   const hasScopeClaim = payload[jwt.ScopeClaim] !== undefined;
   const user = payload[jwt.UserClaim];
+  const userId = typeof user === 'string' && user ? user : undefined;
   const tenantClaim = config.Tenancy.Enabled && config.Tenancy.ClaimType ? payload[config.Tenancy.ClaimType] : undefined;
   return {
-    actor: typeof user === 'string' && user ? user : 'jwt',
+    actor: auditActor(payload, config.Audit.ActorClaimType) ?? userId ?? 'jwt',
+    ...(userId && { userId }),
     role,
     scopes: new Set(hasScopeClaim ? named : SCOPES),
     method: 'jwt',
@@ -144,7 +167,7 @@ export function callerOf(principal: Principal | undefined, tenantId: string): Ca
   return {
     tenantId,
     actor: principal.actor,
-    ...(principal.method === 'jwt' && principal.actor !== 'jwt' ? { userId: principal.actor } : {}),
+    ...(principal.userId ? { userId: principal.userId } : {}),
     ...(principal.role ? { role: principal.role } : {}),
     ...(principal.labels && Object.keys(principal.labels).length ? { labels: principal.labels } : {}),
   };

@@ -44,9 +44,6 @@ export interface AttachmentReader {
 }
 
 /** Writes an entry to the governance audit trail for the caller. */
-export type AuditWriter = (
-  caller: Caller,
-  entry: { action: string; resourceType: string; resourceId: string; details: Record<string, unknown> },
-) => Promise<void>;
+export type { AuditWriter } from '@hangar/platform';
 
 export type ToolCatalog = () => Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>>;

@@ -1,9 +1,8 @@
-import { clampPage, conflict, isUuid, notFound, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import { auditOrLog, clampPage, conflict, isUuid, notFound, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import type { ApprovalRepository } from '../approvals/approval.repository.js';
 import { createApprovals } from '../approvals/approvals.service.js';
 import { createCancellation } from '../cancellation/cancellation.service.js';
-import { auditOrLog } from '../clients/audit.js';
 import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, ToolCatalog } from '../clients/ports.js';
 import { contentGuardFrom } from '../content-guard.js';
 import { typedPubSub } from '../events/channels.js';

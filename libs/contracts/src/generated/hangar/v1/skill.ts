@@ -7,19 +7,425 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Timestamp } from "../../google/protobuf/timestamp";
 
 export const protobufPackage = "hangar.v1";
 
 export const protobufFileName = "hangar/v1/skill.proto";
+
+export interface SkillResource {
+  name: string;
+  content: string;
+}
+
+export interface SkillScript {
+  name: string;
+  /** Without the dot: `sh`, `py`, `mjs`. */
+  extension: string;
+  content: string;
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  compatibility?: string | undefined;
+  instructions: string;
+  resources: SkillResource[];
+  scripts: SkillScript[];
+  createdAt: string | undefined;
+  updatedAt:
+    | string
+    | undefined;
+  /** Found on disk under Skills:Scripts:SkillRoots: read-only through the API. */
+  onDisk: boolean;
+}
 
 export interface FindSkillsRequest {
   names: string[];
 }
 
 export interface FindSkillsResponse {
-  /** The subset of the requested names that exist for the calling tenant. */
   existing: string[];
 }
+
+export interface ListSkillsRequest {
+}
+
+export interface ListSkillsResponse {
+  skills: Skill[];
+}
+
+export interface GetSkillRequest {
+  name: string;
+}
+
+export interface GetSkillResponse {
+  skill: Skill | undefined;
+}
+
+export interface SaveSkillRequest {
+  /** The name in the request path; it must equal the skill's own name. */
+  pathName: string;
+  skill: Skill | undefined;
+}
+
+export interface SaveSkillResponse {
+  skill: Skill | undefined;
+  created: boolean;
+}
+
+export interface DeleteSkillRequest {
+  name: string;
+}
+
+export interface DeleteSkillResponse {
+}
+
+export interface SkillScriptGrant {
+  id: string;
+  skillName: string;
+  scriptName?: string | undefined;
+  expiresAt?:
+    | string
+    | undefined;
+  /** Active, Expired or Revoked, against the clock when read. */
+  status: string;
+  createdAt: string | undefined;
+  createdBy: string;
+  revokedAt?: string | undefined;
+}
+
+export interface ListGrantsRequest {
+}
+
+export interface ListGrantsResponse {
+  grants: SkillScriptGrant[];
+}
+
+export interface CreateGrantRequest {
+  skillName: string;
+  scriptName?: string | undefined;
+  expiresAt?: string | undefined;
+}
+
+export interface CreateGrantResponse {
+  grant: SkillScriptGrant | undefined;
+}
+
+export interface RevokeGrantRequest {
+  skillName: string;
+  scriptName?: string | undefined;
+}
+
+export interface RevokeGrantResponse {
+}
+
+function createBaseSkillResource(): SkillResource {
+  return { name: "", content: "" };
+}
+
+export const SkillResource: MessageFns<SkillResource> = {
+  encode(message: SkillResource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.content !== "") {
+      writer.uint32(18).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillResource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillResource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SkillResource>): SkillResource {
+    return SkillResource.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillResource>): SkillResource {
+    const message = createBaseSkillResource();
+    message.name = object.name ?? "";
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseSkillScript(): SkillScript {
+  return { name: "", extension: "", content: "" };
+}
+
+export const SkillScript: MessageFns<SkillScript> = {
+  encode(message: SkillScript, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.extension !== "") {
+      writer.uint32(18).string(message.extension);
+    }
+    if (message.content !== "") {
+      writer.uint32(26).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillScript {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillScript();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.extension = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SkillScript>): SkillScript {
+    return SkillScript.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillScript>): SkillScript {
+    const message = createBaseSkillScript();
+    message.name = object.name ?? "";
+    message.extension = object.extension ?? "";
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseSkill(): Skill {
+  return {
+    name: "",
+    description: "",
+    compatibility: undefined,
+    instructions: "",
+    resources: [],
+    scripts: [],
+    createdAt: undefined,
+    updatedAt: undefined,
+    onDisk: false,
+  };
+}
+
+export const Skill: MessageFns<Skill> = {
+  encode(message: Skill, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.compatibility !== undefined) {
+      writer.uint32(26).string(message.compatibility);
+    }
+    if (message.instructions !== "") {
+      writer.uint32(34).string(message.instructions);
+    }
+    for (const v of message.resources) {
+      SkillResource.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.scripts) {
+      SkillScript.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(66).fork()).join();
+    }
+    if (message.onDisk !== false) {
+      writer.uint32(72).bool(message.onDisk);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Skill {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkill();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.compatibility = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.instructions = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.resources.push(SkillResource.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.scripts.push(SkillScript.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.onDisk = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Skill>): Skill {
+    return Skill.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Skill>): Skill {
+    const message = createBaseSkill();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.compatibility = object.compatibility ?? undefined;
+    message.instructions = object.instructions ?? "";
+    message.resources = object.resources?.map((e) => SkillResource.fromPartial(e)) || [];
+    message.scripts = object.scripts?.map((e) => SkillScript.fromPartial(e)) || [];
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    message.onDisk = object.onDisk ?? false;
+    return message;
+  },
+};
 
 function createBaseFindSkillsRequest(): FindSkillsRequest {
   return { names: [] };
@@ -131,15 +537,948 @@ export const FindSkillsResponse: MessageFns<FindSkillsResponse> = {
   },
 };
 
+function createBaseListSkillsRequest(): ListSkillsRequest {
+  return {};
+}
+
+export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
+  encode(_: ListSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSkillsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSkillsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
+    return ListSkillsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
+    const message = createBaseListSkillsRequest();
+    return message;
+  },
+};
+
+function createBaseListSkillsResponse(): ListSkillsResponse {
+  return { skills: [] };
+}
+
+export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
+  encode(message: ListSkillsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.skills) {
+      Skill.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSkillsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSkillsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skills.push(Skill.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListSkillsResponse>): ListSkillsResponse {
+    return ListSkillsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSkillsResponse>): ListSkillsResponse {
+    const message = createBaseListSkillsResponse();
+    message.skills = object.skills?.map((e) => Skill.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetSkillRequest(): GetSkillRequest {
+  return { name: "" };
+}
+
+export const GetSkillRequest: MessageFns<GetSkillRequest> = {
+  encode(message: GetSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetSkillRequest>): GetSkillRequest {
+    return GetSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSkillRequest>): GetSkillRequest {
+    const message = createBaseGetSkillRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSkillResponse(): GetSkillResponse {
+  return { skill: undefined };
+}
+
+export const GetSkillResponse: MessageFns<GetSkillResponse> = {
+  encode(message: GetSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetSkillResponse>): GetSkillResponse {
+    return GetSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSkillResponse>): GetSkillResponse {
+    const message = createBaseGetSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseSaveSkillRequest(): SaveSkillRequest {
+  return { pathName: "", skill: undefined };
+}
+
+export const SaveSkillRequest: MessageFns<SaveSkillRequest> = {
+  encode(message: SaveSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pathName !== "") {
+      writer.uint32(10).string(message.pathName);
+    }
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SaveSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSaveSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pathName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SaveSkillRequest>): SaveSkillRequest {
+    return SaveSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SaveSkillRequest>): SaveSkillRequest {
+    const message = createBaseSaveSkillRequest();
+    message.pathName = object.pathName ?? "";
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseSaveSkillResponse(): SaveSkillResponse {
+  return { skill: undefined, created: false };
+}
+
+export const SaveSkillResponse: MessageFns<SaveSkillResponse> = {
+  encode(message: SaveSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SaveSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSaveSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SaveSkillResponse>): SaveSkillResponse {
+    return SaveSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SaveSkillResponse>): SaveSkillResponse {
+    const message = createBaseSaveSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseDeleteSkillRequest(): DeleteSkillRequest {
+  return { name: "" };
+}
+
+export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
+  encode(message: DeleteSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSkillRequest>): DeleteSkillRequest {
+    return DeleteSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSkillRequest>): DeleteSkillRequest {
+    const message = createBaseDeleteSkillRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSkillResponse(): DeleteSkillResponse {
+  return {};
+}
+
+export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
+  encode(_: DeleteSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteSkillResponse>): DeleteSkillResponse {
+    return DeleteSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteSkillResponse>): DeleteSkillResponse {
+    const message = createBaseDeleteSkillResponse();
+    return message;
+  },
+};
+
+function createBaseSkillScriptGrant(): SkillScriptGrant {
+  return {
+    id: "",
+    skillName: "",
+    scriptName: undefined,
+    expiresAt: undefined,
+    status: "",
+    createdAt: undefined,
+    createdBy: "",
+    revokedAt: undefined,
+  };
+}
+
+export const SkillScriptGrant: MessageFns<SkillScriptGrant> = {
+  encode(message: SkillScriptGrant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.skillName !== "") {
+      writer.uint32(18).string(message.skillName);
+    }
+    if (message.scriptName !== undefined) {
+      writer.uint32(26).string(message.scriptName);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(34).fork()).join();
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(50).fork()).join();
+    }
+    if (message.createdBy !== "") {
+      writer.uint32(58).string(message.createdBy);
+    }
+    if (message.revokedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.revokedAt), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillScriptGrant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillScriptGrant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.skillName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.scriptName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdBy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.revokedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SkillScriptGrant>): SkillScriptGrant {
+    return SkillScriptGrant.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillScriptGrant>): SkillScriptGrant {
+    const message = createBaseSkillScriptGrant();
+    message.id = object.id ?? "";
+    message.skillName = object.skillName ?? "";
+    message.scriptName = object.scriptName ?? undefined;
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.status = object.status ?? "";
+    message.createdAt = object.createdAt ?? undefined;
+    message.createdBy = object.createdBy ?? "";
+    message.revokedAt = object.revokedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListGrantsRequest(): ListGrantsRequest {
+  return {};
+}
+
+export const ListGrantsRequest: MessageFns<ListGrantsRequest> = {
+  encode(_: ListGrantsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGrantsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGrantsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListGrantsRequest>): ListGrantsRequest {
+    return ListGrantsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListGrantsRequest>): ListGrantsRequest {
+    const message = createBaseListGrantsRequest();
+    return message;
+  },
+};
+
+function createBaseListGrantsResponse(): ListGrantsResponse {
+  return { grants: [] };
+}
+
+export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
+  encode(message: ListGrantsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.grants) {
+      SkillScriptGrant.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGrantsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGrantsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.grants.push(SkillScriptGrant.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListGrantsResponse>): ListGrantsResponse {
+    return ListGrantsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListGrantsResponse>): ListGrantsResponse {
+    const message = createBaseListGrantsResponse();
+    message.grants = object.grants?.map((e) => SkillScriptGrant.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCreateGrantRequest(): CreateGrantRequest {
+  return { skillName: "", scriptName: undefined, expiresAt: undefined };
+}
+
+export const CreateGrantRequest: MessageFns<CreateGrantRequest> = {
+  encode(message: CreateGrantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skillName !== "") {
+      writer.uint32(10).string(message.skillName);
+    }
+    if (message.scriptName !== undefined) {
+      writer.uint32(18).string(message.scriptName);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateGrantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateGrantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skillName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scriptName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateGrantRequest>): CreateGrantRequest {
+    return CreateGrantRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateGrantRequest>): CreateGrantRequest {
+    const message = createBaseCreateGrantRequest();
+    message.skillName = object.skillName ?? "";
+    message.scriptName = object.scriptName ?? undefined;
+    message.expiresAt = object.expiresAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCreateGrantResponse(): CreateGrantResponse {
+  return { grant: undefined };
+}
+
+export const CreateGrantResponse: MessageFns<CreateGrantResponse> = {
+  encode(message: CreateGrantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.grant !== undefined) {
+      SkillScriptGrant.encode(message.grant, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateGrantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateGrantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.grant = SkillScriptGrant.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateGrantResponse>): CreateGrantResponse {
+    return CreateGrantResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateGrantResponse>): CreateGrantResponse {
+    const message = createBaseCreateGrantResponse();
+    message.grant = (object.grant !== undefined && object.grant !== null)
+      ? SkillScriptGrant.fromPartial(object.grant)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRevokeGrantRequest(): RevokeGrantRequest {
+  return { skillName: "", scriptName: undefined };
+}
+
+export const RevokeGrantRequest: MessageFns<RevokeGrantRequest> = {
+  encode(message: RevokeGrantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skillName !== "") {
+      writer.uint32(10).string(message.skillName);
+    }
+    if (message.scriptName !== undefined) {
+      writer.uint32(18).string(message.scriptName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeGrantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeGrantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skillName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scriptName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RevokeGrantRequest>): RevokeGrantRequest {
+    return RevokeGrantRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RevokeGrantRequest>): RevokeGrantRequest {
+    const message = createBaseRevokeGrantRequest();
+    message.skillName = object.skillName ?? "";
+    message.scriptName = object.scriptName ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRevokeGrantResponse(): RevokeGrantResponse {
+  return {};
+}
+
+export const RevokeGrantResponse: MessageFns<RevokeGrantResponse> = {
+  encode(_: RevokeGrantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeGrantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeGrantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RevokeGrantResponse>): RevokeGrantResponse {
+    return RevokeGrantResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<RevokeGrantResponse>): RevokeGrantResponse {
+    const message = createBaseRevokeGrantResponse();
+    return message;
+  },
+};
+
 /**
- * Skills and script grants. Skill storage and grants arrive with their own issue; today the
- * service answers which skill names exist for a tenant (used by agent validation).
+ * Skills (instructions, resources and scripts) and the per-tenant grants that let scripts run.
+ * Callers are identified by metadata: `x-hangar-tenant`, `x-hangar-user`, `x-hangar-role`.
  */
 export type SkillServiceDefinition = typeof SkillServiceDefinition;
 export const SkillServiceDefinition = {
   name: "SkillService",
   fullName: "hangar.v1.SkillService",
   methods: {
+    /** The subset of the requested names that exist for the calling tenant (stored or on disk); agent validation asks. */
     findSkills: {
       name: "FindSkills",
       requestType: FindSkillsRequest as typeof FindSkillsRequest,
@@ -148,21 +1487,129 @@ export const SkillServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    listSkills: {
+      name: "ListSkills",
+      requestType: ListSkillsRequest as typeof ListSkillsRequest,
+      requestStream: false,
+      responseType: ListSkillsResponse as typeof ListSkillsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getSkill: {
+      name: "GetSkill",
+      requestType: GetSkillRequest as typeof GetSkillRequest,
+      requestStream: false,
+      responseType: GetSkillResponse as typeof GetSkillResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Replaces the whole skill; `created` tells a first save from a later one. */
+    saveSkill: {
+      name: "SaveSkill",
+      requestType: SaveSkillRequest as typeof SaveSkillRequest,
+      requestStream: false,
+      responseType: SaveSkillResponse as typeof SaveSkillResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteSkill: {
+      name: "DeleteSkill",
+      requestType: DeleteSkillRequest as typeof DeleteSkillRequest,
+      requestStream: false,
+      responseType: DeleteSkillResponse as typeof DeleteSkillResponse,
+      responseStream: false,
+      options: {},
+    },
+    listGrants: {
+      name: "ListGrants",
+      requestType: ListGrantsRequest as typeof ListGrantsRequest,
+      requestStream: false,
+      responseType: ListGrantsResponse as typeof ListGrantsResponse,
+      responseStream: false,
+      options: {},
+    },
+    createGrant: {
+      name: "CreateGrant",
+      requestType: CreateGrantRequest as typeof CreateGrantRequest,
+      requestStream: false,
+      responseType: CreateGrantResponse as typeof CreateGrantResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Revokes the active grant created with the same script name usage (none: skill-wide). */
+    revokeGrant: {
+      name: "RevokeGrant",
+      requestType: RevokeGrantRequest as typeof RevokeGrantRequest,
+      requestStream: false,
+      responseType: RevokeGrantResponse as typeof RevokeGrantResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
 export interface SkillServiceImplementation<CallContextExt = {}> {
+  /** The subset of the requested names that exist for the calling tenant (stored or on disk); agent validation asks. */
   findSkills(
     request: FindSkillsRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<FindSkillsResponse>>;
+  listSkills(
+    request: ListSkillsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListSkillsResponse>>;
+  getSkill(request: GetSkillRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetSkillResponse>>;
+  /** Replaces the whole skill; `created` tells a first save from a later one. */
+  saveSkill(request: SaveSkillRequest, context: CallContext & CallContextExt): Promise<DeepPartial<SaveSkillResponse>>;
+  deleteSkill(
+    request: DeleteSkillRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteSkillResponse>>;
+  listGrants(
+    request: ListGrantsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListGrantsResponse>>;
+  createGrant(
+    request: CreateGrantRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CreateGrantResponse>>;
+  /** Revokes the active grant created with the same script name usage (none: skill-wide). */
+  revokeGrant(
+    request: RevokeGrantRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<RevokeGrantResponse>>;
 }
 
 export interface SkillServiceClient<CallOptionsExt = {}> {
+  /** The subset of the requested names that exist for the calling tenant (stored or on disk); agent validation asks. */
   findSkills(
     request: DeepPartial<FindSkillsRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<FindSkillsResponse>;
+  listSkills(
+    request: DeepPartial<ListSkillsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListSkillsResponse>;
+  getSkill(request: DeepPartial<GetSkillRequest>, options?: CallOptions & CallOptionsExt): Promise<GetSkillResponse>;
+  /** Replaces the whole skill; `created` tells a first save from a later one. */
+  saveSkill(request: DeepPartial<SaveSkillRequest>, options?: CallOptions & CallOptionsExt): Promise<SaveSkillResponse>;
+  deleteSkill(
+    request: DeepPartial<DeleteSkillRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteSkillResponse>;
+  listGrants(
+    request: DeepPartial<ListGrantsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListGrantsResponse>;
+  createGrant(
+    request: DeepPartial<CreateGrantRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CreateGrantResponse>;
+  /** Revokes the active grant created with the same script name usage (none: skill-wide). */
+  revokeGrant(
+    request: DeepPartial<RevokeGrantRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<RevokeGrantResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
@@ -173,6 +1620,19 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
