@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allInOneModules } from '@hangar/all-in-one';
-import { createJwtIssuer, startHangar, type HangarUnderTest } from '@hangar/testing';
+import { createJwtIssuer, startHangar, startMockOpenAI, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -12,6 +12,7 @@ const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'hangar';
 let issuer: Awaited<ReturnType<typeof createJwtIssuer>>;
 let hangar: HangarUnderTest;
+let mock: MockOpenAI;
 /** Script execution off and no interpreters: the defaults. */
 let plain: HangarUnderTest;
 
@@ -43,17 +44,27 @@ function skillRoot(): string {
 
 beforeAll(async () => {
   issuer = await createJwtIssuer({ issuer: ISSUER, audience: AUDIENCE });
+  mock = await startMockOpenAI();
+  // Calls the skill's script when it is offered, then repeats what the script printed.
+  mock.script('skilled', (request) => {
+    const result = request.messages.find((message) => message.role === 'tool');
+    if (result) return { text: `the script said ${JSON.stringify(result.content)}` };
+    const script = request.tools?.find((entry) => entry.function.name === 'skill_pdf_tools_fill');
+    return script ? { toolCall: { name: script.function.name, args: { args: ['form-7'], stdin: 'Ada' } } } : { text: 'no script offered' };
+  });
   hangar = await startHangar({
     modules: allInOneModules(),
     overrides: {
       Tenancy: { Enabled: true, AllowHeaderResolution: true },
       Hangar: { Api: { Jwt: { Enabled: true, Jwks: issuer.jwks, Issuer: ISSUER, Audience: AUDIENCE } } },
       Audit: { ActorClaimType: 'email' },
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
       Skills: {
         MaxResourceContentLength: 64,
         Scripts: {
           Enabled: true,
           PlatformIsolationAcknowledged: true,
+          AllowStoredScripts: true,
           Interpreters: { sh: '/bin/sh', '.py': 'python3 -I' },
           SkillRoots: [skillRoot()],
         },
@@ -66,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hangar?.stop();
   await plain?.stop();
+  await mock?.close();
 });
 
 describe('skills', () => {
@@ -226,5 +238,39 @@ describe('skill script grants', () => {
     expect(trail).toEqual(
       expect.arrayContaining(['skill-script-grant.created:seven@example.test', 'skill-script-grant.revoked:seven@example.test']),
     );
+  });
+});
+
+describe('skills in runs', () => {
+  it('offers a granted script as a tool: the model calls it and gets its output; the call is in the run events', async () => {
+    const as = { headers: tenant('runner') };
+    const saved = await hangar.request('PUT', '/api/skills/pdf-tools', {
+      ...as,
+      body: skill('pdf-tools', { scripts: [{ name: 'fill', extension: 'sh', content: 'read name; echo "filled $1 for $name"' }] }),
+    });
+    expect(saved.status, saved.text).toBe(201);
+    const agent = { name: 'filler', model: { provider: 'mock', model: 'skilled' }, skills: ['pdf-tools'] };
+    expect((await hangar.request('POST', '/api/agents', { ...as, body: agent })).status).toBe(201);
+    const run = (key: string) =>
+      hangar.request('POST', '/api/agents/filler/run', {
+        headers: { ...as.headers, 'idempotency-key': key },
+        body: { message: 'fill form 7' },
+      });
+
+    // No grant: the script is not offered, and nothing ran.
+    expect((await run('no-grant')).body.output.text).toBe('no script offered');
+
+    expect(
+      (await hangar.request('POST', '/api/skill-script-grants', { ...as, body: { skillName: 'pdf-tools', scriptName: 'fill' } })).status,
+    ).toBe(201);
+    const answered = await run('granted');
+    expect(answered.body.output.text).toContain('filled form-7 for Ada');
+    const events = (await hangar.request('GET', `/api/runs/${answered.body.runId}/events`, as)).text;
+    expect(events).toContain('event: tool.invoking');
+    const completed = events.split('\n\n').find((frame) => frame.includes('event: tool.completed'));
+    expect(completed).toContain('"toolName":"skill_pdf_tools_fill"');
+    expect(completed).toContain('filled form-7 for Ada');
+    const system = mock.requests.at(-1)!.messages.find((message) => message.role === 'system');
+    expect(String(system?.content)).toContain('## Skill: pdf-tools');
   });
 });

@@ -70,12 +70,11 @@ describe('gRPC: an engine failure in a handler', () => {
   let address: string;
   beforeAll(async () => {
     server = createGrpcServer(createLogger({ name: 'engine-errors-test', level: 'silent' }));
-    // Only the method this test calls.
-    server.server.add(SkillServiceDefinition, {
-      findSkills: async () => {
-        throw withCode('terminating connection due to administrator command', '57P01');
-      },
-    } as never);
+    // Every method fails as an engine that went away would.
+    const failing = async () => {
+      throw withCode('terminating connection due to administrator command', '57P01');
+    };
+    server.server.add(SkillServiceDefinition, Object.fromEntries(Object.keys(SkillServiceDefinition.methods).map((name) => [name, failing])) as never);
     address = `127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
   });
   afterAll(() => server?.shutdown());

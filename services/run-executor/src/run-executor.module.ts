@@ -61,6 +61,7 @@ export const runExecutorModule = grpcServiceModule({
       shipDirect: outbox ? undefined : (records) => engines.eventLog.append(RUN_EVENTS_TOPIC, records),
       agents: clients.agents,
       sessions: clients.sessions,
+      skills: clients.skills,
       attachments: clients.attachments,
       audit: clients.audit,
       toolCatalog: clients.toolCatalog,

@@ -5,7 +5,7 @@ import { createInProcessPubSub } from '@hangar/messaging';
 import { createLogger, loadConfig, type Caller } from '@hangar/platform';
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
-import type { AgentLoader, SessionGateway, ToolCatalog } from '../src/clients/ports.js';
+import type { AgentLoader, SessionGateway, SkillGateway, ToolCatalog } from '../src/clients/ports.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
@@ -170,6 +170,8 @@ export interface HarnessOptions {
   sessions?: Partial<SessionGateway>;
   /** The registry's tool catalog; by default, empty. */
   toolCatalog?: ToolCatalog;
+  /** The skill service; by default it knows no skill. */
+  skills?: Partial<SkillGateway>;
 }
 
 /** A run engine on in-memory stores, scripted models and strict fakes of the other services. */
@@ -207,6 +209,7 @@ export function createHarness(options: HarnessOptions = {}) {
     eventsStored: () => {},
     agents,
     sessions: strictFake<SessionGateway>('sessions', options.sessions ?? {}),
+    skills: strictFake<SkillGateway>('skills', options.skills ?? { forRun: async () => [] }),
     attachments: strictFake('attachments', {}),
     audit: async () => {},
     toolCatalog: options.toolCatalog ?? (async () => new Map()),

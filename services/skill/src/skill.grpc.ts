@@ -2,6 +2,7 @@ import type { skillPb } from '@hangar/contracts';
 import type { CallerContext } from '@hangar/platform';
 import type { Grant } from './grants/grant.model.js';
 import type { GrantService } from './grants/grant.service.js';
+import type { ScriptService } from './scripts/script.service.js';
 import type { Skill } from './skills/skill.model.js';
 import type { SkillService } from './skills/skill.service.js';
 
@@ -29,7 +30,11 @@ const grantToProto = (grant: Grant): skillPb.SkillScriptGrant => ({
 });
 
 /** gRPC ↔ skill and grant rules; translation only. */
-export function skillGrpc(skills: SkillService, grants: GrantService): skillPb.SkillServiceImplementation<CallerContext> {
+export function skillGrpc(
+  skills: SkillService,
+  grants: GrantService,
+  scripts: ScriptService,
+): skillPb.SkillServiceImplementation<CallerContext> {
   return {
     async findSkills({ names }, { caller }) {
       return { existing: await skills.findSkills(caller, names) };
@@ -66,6 +71,24 @@ export function skillGrpc(skills: SkillService, grants: GrantService): skillPb.S
     async revokeGrant({ skillName, scriptName }, { caller }) {
       await grants.revoke(caller, skillName, scriptName ?? null);
       return {};
+    },
+    async skillsForRun({ names }, { caller }) {
+      return { skills: await scripts.skillsForRun(caller, names) };
+    },
+    async readSkillResource({ skillName, name }, { caller }) {
+      return { content: await scripts.readResource(caller, skillName, name) };
+    },
+    async runSkillScript({ skillName, scriptName, args, stdin }, { caller, signal }) {
+      const result = await scripts.runScript(caller, skillName, scriptName, { args, stdin }, signal);
+      return {
+        exitCode: result.exitCode ?? undefined,
+        signal: result.signal ?? undefined,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        truncated: result.truncated,
+        timedOut: result.timedOut,
+        durationMs: Math.round(result.durationMs),
+      };
     },
   };
 }

@@ -29,17 +29,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',
   ],
-  // SPEC Limits "Skills and scripts": the script runner and skills in runs.
-  'Skill scripts': [
-    'Skills:Scripts:PlatformIsolationAcknowledged',
-    'Skills:Scripts:AllowStoredScripts',
-    'Skills:Scripts:EnvironmentAllowList',
-    'Skills:Scripts:Timeout',
-    'Skills:Scripts:MaxOutputBytes',
-    'Skills:Scripts:MaxArgumentBytes',
-    'Skills:Scripts:MaxConcurrentPerTenant',
-    'Skills:Scripts:MaxConcurrentTotal',
-  ],
   // API.md "Operations": GET /api/models/health.
   'Model health': [
     'Health:CacheTtl',

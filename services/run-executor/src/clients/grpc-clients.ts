@@ -2,11 +2,12 @@ import {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
   GovernanceServiceDefinition,
+  SkillServiceDefinition,
   recordFromProto,
   SessionServiceDefinition,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
-import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, ToolCatalog } from './ports.js';
+import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, SkillGateway, ToolCatalog } from './ports.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
 
@@ -20,6 +21,8 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   const sessionClient = createServiceClient(SessionServiceDefinition, sessionChannel);
   const attachmentClient = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
   const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
+  const skillChannel = createChannel(addressOf('Skill'));
+  const skillClient = createServiceClient(SkillServiceDefinition, skillChannel);
 
   const agents: AgentLoader = {
     async load(caller, name) {
@@ -66,6 +69,18 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     },
   };
 
+  const skills: SkillGateway = {
+    forRun: async (caller, names) => (names.length ? (await skillClient.skillsForRun({ names }, { caller })).skills : []),
+    readResource: async (caller, skillName, name) => (await skillClient.readSkillResource({ skillName, name }, { caller })).content,
+    async runScript(caller, skillName, scriptName, input, signal) {
+      const result = await skillClient.runSkillScript(
+        { skillName, scriptName, args: input.args ?? [], stdin: input.stdin },
+        { caller, signal },
+      );
+      return { ...result, exitCode: result.exitCode ?? null, signal: result.signal ?? null };
+    },
+  };
+
   const audit: AuditWriter = async (caller, entry) => void (await governance.recordAudit(entry, { caller }));
 
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
@@ -87,6 +102,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     agents,
     attachments,
     sessions,
+    skills,
     audit,
     toolCatalog,
     close() {
@@ -94,6 +110,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
       sessionChannel.close();
       attachmentChannel.close();
       governanceChannel.close();
+      skillChannel.close();
     },
   };
 }

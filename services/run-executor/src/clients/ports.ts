@@ -47,3 +47,36 @@ export interface AttachmentReader {
 export type { AuditWriter } from '@hangar/platform';
 
 export type ToolCatalog = () => Promise<Map<string, { description: string; inputSchema: Record<string, unknown> }>>;
+
+/** A skill as a run offers it to its model: instructions, resource names, and the scripts that may run now. */
+export interface RunSkill {
+  name: string;
+  description: string;
+  instructions: string;
+  resourceNames: string[];
+  runnableScripts: string[];
+}
+
+export interface ScriptOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface SkillGateway {
+  /** The named skills; a skill deleted since the agent was saved is left out. */
+  forRun(caller: Caller, names: string[]): Promise<RunSkill[]>;
+  readResource(caller: Caller, skillName: string, name: string): Promise<string>;
+  /** Runs a script under the grants in force now; throws the skill service's refusal otherwise. */
+  runScript(
+    caller: Caller,
+    skillName: string,
+    scriptName: string,
+    input: { args?: string[]; stdin?: string },
+    signal?: AbortSignal,
+  ): Promise<ScriptOutcome>;
+}

@@ -3,7 +3,7 @@ import type { PubSub } from '@hangar/messaging';
 import type { ApprovalRepository } from '../approvals/approval.repository.js';
 import { createApprovals } from '../approvals/approvals.service.js';
 import { createCancellation } from '../cancellation/cancellation.service.js';
-import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, ToolCatalog } from '../clients/ports.js';
+import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, SkillGateway, ToolCatalog } from '../clients/ports.js';
 import { contentGuardFrom } from '../content-guard.js';
 import { typedPubSub } from '../events/channels.js';
 import { createEventTails } from '../events/event-tail.js';
@@ -46,6 +46,7 @@ export interface RunEngineDeps {
   shipDirect?: (records: Array<{ key: string; value: string }>) => Promise<void>;
   agents: AgentLoader;
   sessions: SessionGateway;
+  skills: SkillGateway;
   attachments: AttachmentReader;
   audit: AuditWriter;
   models: ModelResolver;
@@ -73,7 +74,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     enabled: config.RunRecording.Enabled,
   };
   const preparation = createPreparation({ agents: deps.agents, sessions: deps.sessions, attachments: deps.attachments, settings: config });
-  const tools = createToolSets({ toolCatalog: deps.toolCatalog, settings: config });
+  const tools = createToolSets({ toolCatalog: deps.toolCatalog, skills: deps.skills, settings: config });
   const approvals = createApprovals({
     approvals: repositories.approvals,
     runs: repositories.runs,

@@ -308,14 +308,14 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
     // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
     const pending: RunUpdate[] = [];
-    const tools = await deps.tools.toolsFor(definition, (agentName, message) =>
+    const { tools, skillInstructions } = await deps.tools.toolsFor(caller, definition, (agentName, message) =>
       runChild(caller, agentName, message, run, budget, signal, async (update) => void pending.push(update), emit, humanWait),
     );
     const result = yield* deps.modelTurns({
       runId: run.id,
       definition,
       system:
-        [renderInstructions(definition.instructions, parameters), structured && structuredResponseHint(definition)]
+        [renderInstructions(definition.instructions, parameters), skillInstructions, structured && structuredResponseHint(definition)]
           .filter(Boolean)
           .join('\n\n') || undefined,
       messages: modelMessages(history, request, attachments),

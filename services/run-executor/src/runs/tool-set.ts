@@ -1,18 +1,26 @@
+import { createHash } from 'node:crypto';
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { AgentDefinition } from '@hangar/contracts';
-import { HangarError, type HangarConfig } from '@hangar/platform';
-import type { ToolCatalog } from '../clients/ports.js';
+import { HangarError, type Caller, type HangarConfig } from '@hangar/platform';
+import type { RunSkill, SkillGateway, ToolCatalog } from '../clients/ports.js';
 import { BUILT_IN_EXECUTORS } from '../tools.js';
 
 export interface ToolSetDeps {
   toolCatalog: ToolCatalog;
+  skills: SkillGateway;
   settings: Pick<HangarConfig, 'Tools' | 'Approvals'>;
+}
+
+/** What a run offers its model: tools, and the instructions of its skills for the system prompt. */
+export interface RunTools {
+  tools: ToolSet;
+  skillInstructions: string | undefined;
 }
 
 /** Asks a callable agent as a child run and returns what the model gets back. */
 export type AskAgent = (agentName: string, message: string) => Promise<unknown>;
 
-/** The tools a run's model may call: its catalog tools and one tool per callable agent. */
+/** The tools a run's model may call: its catalog tools, one tool per callable agent, and its skills' tools. */
 export function createToolSets(deps: ToolSetDeps) {
   const { Tools } = deps.settings;
   const approvalRequired = new Set(deps.settings.Approvals.RequiredTools);
@@ -27,9 +35,9 @@ export function createToolSets(deps: ToolSetDeps) {
     runCatalogTool,
     needsApproval: (toolName: string) => approvalRequired.has(toolName),
 
-    async toolsFor(definition: AgentDefinition, askAgent: AskAgent): Promise<ToolSet> {
-      const catalog = await deps.toolCatalog();
-      const tools: ToolSet = {};
+    async toolsFor(caller: Caller, definition: AgentDefinition, askAgent: AskAgent): Promise<RunTools> {
+      const [catalog, skills] = await Promise.all([deps.toolCatalog(), deps.skills.forRun(caller, definition.skills)]);
+      const tools: ToolSet = skillTools(caller, skills);
       for (const agentName of definition.agents) {
         tools[agentToolName(agentName)] = tool({
           description: `Ask the agent "${agentName}" and get its answer`,
@@ -52,9 +60,63 @@ export function createToolSets(deps: ToolSetDeps) {
           ? tool({ description: entry.description, inputSchema })
           : tool({ description: entry.description, inputSchema, execute: (input) => runCatalogTool(name, input) });
       }
-      return tools;
+      return { tools, skillInstructions: skills.length ? skills.map(skillPrompt).join('\n\n') : undefined };
     },
   };
+
+  /** `read_resource` for the skills' resources, and one tool per script that may run now. */
+  function skillTools(caller: Caller, skills: RunSkill[]): ToolSet {
+    const tools: ToolSet = {};
+    if (skills.some((skill) => skill.resourceNames.length)) {
+      tools.read_resource = tool({
+        description: 'Read a resource of one of your skills (the names are listed with each skill)',
+        inputSchema: jsonSchema({
+          type: 'object',
+          properties: { skill: { type: 'string' }, name: { type: 'string' } },
+          required: ['skill', 'name'],
+          additionalProperties: false,
+        } as never),
+        execute: (input) => {
+          const { skill, name } = input as { skill: string; name: string };
+          return deps.skills.readResource(caller, skill, name);
+        },
+      });
+    }
+    for (const skill of skills) {
+      for (const script of skill.runnableScripts) {
+        tools[skillScriptToolName(skill.name, script)] = tool({
+          description: `Run the script "${script}" of the skill "${skill.name}"; it gets args as its arguments and stdin as its input`,
+          inputSchema: jsonSchema({
+            type: 'object',
+            properties: { args: { type: 'array', items: { type: 'string' } }, stdin: { type: 'string' } },
+            additionalProperties: false,
+          } as never),
+          // A refusal (the grant was revoked meanwhile, no slot came free) reaches the model as a tool error.
+          execute: (input, { abortSignal }) =>
+            deps.skills.runScript(caller, skill.name, script, input as { args?: string[]; stdin?: string }, abortSignal),
+        });
+      }
+    }
+    return tools;
+  }
+}
+
+/** A skill as the system prompt presents it. */
+const skillPrompt = (skill: RunSkill) =>
+  [
+    `## Skill: ${skill.name}`,
+    skill.description,
+    skill.instructions,
+    skill.resourceNames.length && `Resources (read_resource with skill "${skill.name}"): ${skill.resourceNames.join(', ')}`,
+    skill.runnableScripts.length && `Scripts: ${skill.runnableScripts.map((script) => skillScriptToolName(skill.name, script)).join(', ')}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+
+/** `skill_<skill>_<script>` (API.md): characters outside `[A-Za-z0-9_]` become `_`; over 64, cut with an 8-character hash. */
+export function skillScriptToolName(skillName: string, scriptName: string): string {
+  const name = `skill_${skillName}_${scriptName}`.replace(/[^A-Za-z0-9_]/g, '_');
+  return name.length <= 64 ? name : `${name.slice(0, 55)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
 }
 
 export type ToolSets = ReturnType<typeof createToolSets>;

@@ -120,6 +120,50 @@ export interface RevokeGrantRequest {
 export interface RevokeGrantResponse {
 }
 
+export interface SkillsForRunRequest {
+  names: string[];
+}
+
+export interface RunSkill {
+  name: string;
+  description: string;
+  instructions: string;
+  resourceNames: string[];
+  /** Only scripts that may run now: execution on, a runner registered, stored scripts allowed, a grant in force. */
+  runnableScripts: string[];
+}
+
+export interface SkillsForRunResponse {
+  skills: RunSkill[];
+}
+
+export interface ReadSkillResourceRequest {
+  skillName: string;
+  name: string;
+}
+
+export interface ReadSkillResourceResponse {
+  content: string;
+}
+
+export interface RunSkillScriptRequest {
+  skillName: string;
+  scriptName: string;
+  args: string[];
+  stdin?: string | undefined;
+}
+
+export interface RunSkillScriptResponse {
+  /** Absent when a signal ended the script. */
+  exitCode?: number | undefined;
+  signal?: string | undefined;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
 function createBaseSkillResource(): SkillResource {
   return { name: "", content: "" };
 }
@@ -1469,6 +1513,567 @@ export const RevokeGrantResponse: MessageFns<RevokeGrantResponse> = {
   },
 };
 
+function createBaseSkillsForRunRequest(): SkillsForRunRequest {
+  return { names: [] };
+}
+
+export const SkillsForRunRequest: MessageFns<SkillsForRunRequest> = {
+  encode(message: SkillsForRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.names) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillsForRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillsForRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.names.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SkillsForRunRequest>): SkillsForRunRequest {
+    return SkillsForRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillsForRunRequest>): SkillsForRunRequest {
+    const message = createBaseSkillsForRunRequest();
+    message.names = object.names?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRunSkill(): RunSkill {
+  return { name: "", description: "", instructions: "", resourceNames: [], runnableScripts: [] };
+}
+
+export const RunSkill: MessageFns<RunSkill> = {
+  encode(message: RunSkill, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.instructions !== "") {
+      writer.uint32(26).string(message.instructions);
+    }
+    for (const v of message.resourceNames) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.runnableScripts) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSkill {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSkill();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.instructions = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.resourceNames.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.runnableScripts.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunSkill>): RunSkill {
+    return RunSkill.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSkill>): RunSkill {
+    const message = createBaseRunSkill();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.instructions = object.instructions ?? "";
+    message.resourceNames = object.resourceNames?.map((e) => e) || [];
+    message.runnableScripts = object.runnableScripts?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSkillsForRunResponse(): SkillsForRunResponse {
+  return { skills: [] };
+}
+
+export const SkillsForRunResponse: MessageFns<SkillsForRunResponse> = {
+  encode(message: SkillsForRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.skills) {
+      RunSkill.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillsForRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillsForRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skills.push(RunSkill.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SkillsForRunResponse>): SkillsForRunResponse {
+    return SkillsForRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillsForRunResponse>): SkillsForRunResponse {
+    const message = createBaseSkillsForRunResponse();
+    message.skills = object.skills?.map((e) => RunSkill.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseReadSkillResourceRequest(): ReadSkillResourceRequest {
+  return { skillName: "", name: "" };
+}
+
+export const ReadSkillResourceRequest: MessageFns<ReadSkillResourceRequest> = {
+  encode(message: ReadSkillResourceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skillName !== "") {
+      writer.uint32(10).string(message.skillName);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReadSkillResourceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReadSkillResourceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skillName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReadSkillResourceRequest>): ReadSkillResourceRequest {
+    return ReadSkillResourceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReadSkillResourceRequest>): ReadSkillResourceRequest {
+    const message = createBaseReadSkillResourceRequest();
+    message.skillName = object.skillName ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseReadSkillResourceResponse(): ReadSkillResourceResponse {
+  return { content: "" };
+}
+
+export const ReadSkillResourceResponse: MessageFns<ReadSkillResourceResponse> = {
+  encode(message: ReadSkillResourceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.content !== "") {
+      writer.uint32(10).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReadSkillResourceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReadSkillResourceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReadSkillResourceResponse>): ReadSkillResourceResponse {
+    return ReadSkillResourceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReadSkillResourceResponse>): ReadSkillResourceResponse {
+    const message = createBaseReadSkillResourceResponse();
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseRunSkillScriptRequest(): RunSkillScriptRequest {
+  return { skillName: "", scriptName: "", args: [], stdin: undefined };
+}
+
+export const RunSkillScriptRequest: MessageFns<RunSkillScriptRequest> = {
+  encode(message: RunSkillScriptRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skillName !== "") {
+      writer.uint32(10).string(message.skillName);
+    }
+    if (message.scriptName !== "") {
+      writer.uint32(18).string(message.scriptName);
+    }
+    for (const v of message.args) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.stdin !== undefined) {
+      writer.uint32(34).string(message.stdin);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSkillScriptRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSkillScriptRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skillName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scriptName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.args.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.stdin = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunSkillScriptRequest>): RunSkillScriptRequest {
+    return RunSkillScriptRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSkillScriptRequest>): RunSkillScriptRequest {
+    const message = createBaseRunSkillScriptRequest();
+    message.skillName = object.skillName ?? "";
+    message.scriptName = object.scriptName ?? "";
+    message.args = object.args?.map((e) => e) || [];
+    message.stdin = object.stdin ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRunSkillScriptResponse(): RunSkillScriptResponse {
+  return {
+    exitCode: undefined,
+    signal: undefined,
+    stdout: "",
+    stderr: "",
+    truncated: false,
+    timedOut: false,
+    durationMs: 0,
+  };
+}
+
+export const RunSkillScriptResponse: MessageFns<RunSkillScriptResponse> = {
+  encode(message: RunSkillScriptResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.exitCode !== undefined) {
+      writer.uint32(8).int32(message.exitCode);
+    }
+    if (message.signal !== undefined) {
+      writer.uint32(18).string(message.signal);
+    }
+    if (message.stdout !== "") {
+      writer.uint32(26).string(message.stdout);
+    }
+    if (message.stderr !== "") {
+      writer.uint32(34).string(message.stderr);
+    }
+    if (message.truncated !== false) {
+      writer.uint32(40).bool(message.truncated);
+    }
+    if (message.timedOut !== false) {
+      writer.uint32(48).bool(message.timedOut);
+    }
+    if (message.durationMs !== 0) {
+      writer.uint32(56).int32(message.durationMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSkillScriptResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSkillScriptResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.exitCode = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.signal = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stdout = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.stderr = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.timedOut = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.durationMs = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RunSkillScriptResponse>): RunSkillScriptResponse {
+    return RunSkillScriptResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSkillScriptResponse>): RunSkillScriptResponse {
+    const message = createBaseRunSkillScriptResponse();
+    message.exitCode = object.exitCode ?? undefined;
+    message.signal = object.signal ?? undefined;
+    message.stdout = object.stdout ?? "";
+    message.stderr = object.stderr ?? "";
+    message.truncated = object.truncated ?? false;
+    message.timedOut = object.timedOut ?? false;
+    message.durationMs = object.durationMs ?? 0;
+    return message;
+  },
+};
+
 /**
  * Skills (instructions, resources and scripts) and the per-tenant grants that let scripts run.
  * Callers are identified by metadata: `x-hangar-tenant`, `x-hangar-user`, `x-hangar-role`.
@@ -1545,6 +2150,32 @@ export const SkillServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** For the run engine: what a run offers its model of the named skills (scripts: those that may run now). */
+    skillsForRun: {
+      name: "SkillsForRun",
+      requestType: SkillsForRunRequest as typeof SkillsForRunRequest,
+      requestStream: false,
+      responseType: SkillsForRunResponse as typeof SkillsForRunResponse,
+      responseStream: false,
+      options: {},
+    },
+    readSkillResource: {
+      name: "ReadSkillResource",
+      requestType: ReadSkillResourceRequest as typeof ReadSkillResourceRequest,
+      requestStream: false,
+      responseType: ReadSkillResourceResponse as typeof ReadSkillResourceResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Runs a script when a grant in force covers it at this moment; refused otherwise. */
+    runSkillScript: {
+      name: "RunSkillScript",
+      requestType: RunSkillScriptRequest as typeof RunSkillScriptRequest,
+      requestStream: false,
+      responseType: RunSkillScriptResponse as typeof RunSkillScriptResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -1578,6 +2209,20 @@ export interface SkillServiceImplementation<CallContextExt = {}> {
     request: RevokeGrantRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<RevokeGrantResponse>>;
+  /** For the run engine: what a run offers its model of the named skills (scripts: those that may run now). */
+  skillsForRun(
+    request: SkillsForRunRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<SkillsForRunResponse>>;
+  readSkillResource(
+    request: ReadSkillResourceRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ReadSkillResourceResponse>>;
+  /** Runs a script when a grant in force covers it at this moment; refused otherwise. */
+  runSkillScript(
+    request: RunSkillScriptRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<RunSkillScriptResponse>>;
 }
 
 export interface SkillServiceClient<CallOptionsExt = {}> {
@@ -1610,6 +2255,20 @@ export interface SkillServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<RevokeGrantRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<RevokeGrantResponse>;
+  /** For the run engine: what a run offers its model of the named skills (scripts: those that may run now). */
+  skillsForRun(
+    request: DeepPartial<SkillsForRunRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<SkillsForRunResponse>;
+  readSkillResource(
+    request: DeepPartial<ReadSkillResourceRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ReadSkillResourceResponse>;
+  /** Runs a script when a grant in force covers it at this moment; refused otherwise. */
+  runSkillScript(
+    request: DeepPartial<RunSkillScriptRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<RunSkillScriptResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
