@@ -67,7 +67,7 @@ describe('authentication', () => {
     expect(result.body).toMatchObject({
       service: 'hangar',
       apiVersion: 'v1',
-      authentication: ['token', 'jwt'],
+      authentication: ['token', 'apiKey', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
     // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope.
@@ -208,6 +208,10 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/skill-script-grants',
         'POST /hangar/api/skill-script-grants',
         'DELETE /hangar/api/skill-script-grants/{skillName}',
+        'POST /hangar/api/api-keys',
+        'GET /hangar/api/api-keys',
+        'GET /hangar/api/api-keys/{id}',
+        'DELETE /hangar/api/api-keys/{id}',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

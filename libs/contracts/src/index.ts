@@ -16,3 +16,4 @@ export * from './run-authorization.js';
 export * from './run-events.js';
 export * as runPb from './generated/hangar/v1/run_executor.js';
 export * from './run-status.js';
+export * from './api-keys.js';

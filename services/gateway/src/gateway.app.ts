@@ -7,6 +7,7 @@ import { problemBody, problemHandler, sendProblem } from './http/problem.js';
 import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
+import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -31,6 +32,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...quotaRoutes,
     ...skillRoutes,
     ...skillScriptGrantRoutes,
+    ...apiKeyRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

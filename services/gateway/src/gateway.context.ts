@@ -7,15 +7,17 @@ import type {
   SessionServiceDefinition,
   SkillServiceDefinition,
 } from '@hangar/contracts';
-import type { CallerOptions, HangarConfig, Logger } from '@hangar/platform';
+import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
-import type { createAuthenticator } from './http/auth.js';
+import type { createAuthenticator, Scope } from './http/auth.js';
 
 /** What route handlers may use: configuration, the authenticator and the service clients. */
 export interface GatewayContext {
   config: HangarConfig;
   logger: Logger;
   authenticator: ReturnType<typeof createAuthenticator>;
+  /** The scopes a role can use on this gateway's routes (an API key created without scopes holds these). */
+  roleScopes(role: Role): Scope[];
   registry: Client<typeof AgentRegistryServiceDefinition, CallerOptions>;
   sessions: Client<typeof SessionServiceDefinition, CallerOptions>;
   runs: Client<typeof RunExecutorServiceDefinition, CallerOptions>;

@@ -10,10 +10,12 @@ import {
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
+import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
+import { roleAuthorizations } from './routes/system.routes.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
 import { malformedHttpAnswer } from './http/problem.js';
-import { createGatewayApp } from './gateway.app.js';
+import { createGatewayApp, gatewayRoutes } from './gateway.app.js';
 import type { GatewayContext } from './gateway.context.js';
 
 const HEALTH_TIMEOUT_MS = 2000;
@@ -25,15 +27,25 @@ export const gatewayModule: HangarModule = {
   async start({ config, logger, engines, addressOf }) {
     const channels = Object.fromEntries(SERVICE_NAMES.map((name) => [name, createChannel(addressOf(name))]));
     const healthClients = Object.entries(channels).map(([name, channel]) => [name, createClient(HealthDefinition, channel)] as const);
+    const governance = createServiceClient(GovernanceServiceDefinition, channels.Governance);
+    const apiKeys = createApiKeyVerifier({
+      governance,
+      pubsub: engines.pubsub,
+      systemCaller: { tenantId: config.DefaultTenantId, actor: 'gateway' },
+      logger,
+    });
+    await apiKeys.start();
+    const routes = gatewayRoutes();
     const context: GatewayContext = {
       config,
       logger,
-      authenticator: createAuthenticator(config),
+      authenticator: createAuthenticator(config, apiKeys),
+      roleScopes: (role) => roleAuthorizations(routes)[role],
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
       runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
-      governance: createServiceClient(GovernanceServiceDefinition, channels.Governance),
+      governance,
       skills: createServiceClient(SkillServiceDefinition, channels.Skill),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
@@ -71,6 +83,7 @@ export const gatewayModule: HangarModule = {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await apiKeys.stop();
         for (const channel of Object.values(channels)) channel.close();
       },
     };

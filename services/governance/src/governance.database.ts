@@ -1,6 +1,7 @@
+import type { ApiKeyDatabase } from './api-keys/api-key.repository.js';
 import type { AuditDatabase } from './audit.repository.js';
 import type { IdempotencyDatabase } from './idempotency.repository.js';
 import type { QuotaDatabase } from './quota.repository.js';
 
 /** Every table of the governance schema. */
-export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase;
+export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase & ApiKeyDatabase;

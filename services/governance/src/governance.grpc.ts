@@ -1,5 +1,7 @@
 import { governancePb as pb } from '@hangar/contracts';
 import type { CallerContext } from '@hangar/platform';
+import { apiKeyGrpc } from './api-keys/api-key.grpc.js';
+import type { ApiKeyService } from './api-keys/api-key.service.js';
 import type { AuditEntry } from './audit.repository.js';
 import type { GovernanceService, QuotaStatus } from './governance.service.js';
 import type { QuotaRuleRow } from './quota.repository.js';
@@ -17,8 +19,9 @@ const quotaToProto = (status: QuotaStatus): pb.QuotaRule => ({ ...status, agentN
 
 const entryToProto = (entry: AuditEntry): pb.AuditEntry => ({ ...entry, userId: entry.userId ?? undefined });
 
-export function governanceGrpc(service: GovernanceService): pb.GovernanceServiceImplementation<CallerContext> {
+export function governanceGrpc(service: GovernanceService, apiKeys: ApiKeyService): pb.GovernanceServiceImplementation<CallerContext> {
   return {
+    ...apiKeyGrpc(apiKeys),
     async recordAudit({ action, resourceType, resourceId, details }, { caller }) {
       return { entry: entryToProto(await service.recordAudit(caller, { action, resourceType, resourceId, details: details ?? {} })) };
     },

@@ -1,5 +1,7 @@
-import { GovernanceServiceDefinition, RUN_EVENTS_TOPIC } from '@hangar/contracts';
-import { grpcServiceModule } from '@hangar/platform';
+import { API_KEY_REVOCATIONS_CHANNEL, GovernanceServiceDefinition, RUN_EVENTS_TOPIC } from '@hangar/contracts';
+import { auditOrLog, grpcServiceModule } from '@hangar/platform';
+import { createApiKeyRepository } from './api-keys/api-key.repository.js';
+import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
 import type { GovernanceDatabase } from './governance.database.js';
 import { createIdempotencyRepository } from './idempotency.repository.js';
@@ -10,6 +12,8 @@ import { governanceMigrations } from './migrations/index.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
+/** How often the moments API keys were last used are written (one write per key per flush, not per request). */
+const API_KEY_USE_FLUSH_MS = 10_000;
 
 /** The Governance process: so far the audit trail and the idempotency keys the gateway keeps. */
 export const governanceModule = grpcServiceModule({
@@ -22,7 +26,23 @@ export const governanceModule = grpcServiceModule({
       quotas: createQuotaRepository(database.db),
       quotaSettings: { enabled: config.Quotas.Enabled, timeZone: config.Quotas.TimeZone },
     });
-    grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service));
+    const apiKeys = createApiKeyService({
+      repository: createApiKeyRepository(database.db),
+      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+      // A lost announcement leaves a revoked key usable only until the gateways' caches expire.
+      announceRevocation: (id) =>
+        engines.pubsub.publish(API_KEY_REVOCATIONS_CHANNEL, JSON.stringify({ id })).catch((error) => {
+          logger.warn(
+            { err: error, apiKeyId: id },
+            'API key revocation could not be announced; gateways forget it when their cache expires',
+          );
+        }),
+    });
+    grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys));
+    const flush = setInterval(() => {
+      apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
+    }, API_KEY_USE_FLUSH_MS);
+    flush.unref();
     // Expired idempotency keys are also forgotten one by one when reused; the sweep keeps the table small.
     const sweep = setInterval(() => {
       service.purgeExpiredIdempotencyKeys().catch((error) => logger.warn({ err: error }, 'idempotency key sweep failed'));
@@ -35,6 +55,8 @@ export const governanceModule = grpcServiceModule({
     return {
       close: async () => {
         clearInterval(sweep);
+        clearInterval(flush);
+        await apiKeys.flushLastUsed().catch(() => {});
         await runEvents.unsubscribe();
       },
     };

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { isApiKey, type ApiKeyVerifier } from './api-key-auth.js';
 import {
   forbidden,
   HangarError,
@@ -98,8 +99,11 @@ function principalFromJwt(payload: JWTPayload, config: HangarConfig): Principal 
   };
 }
 
-/** `Authorization: Bearer <credential>`: the static token (constant-time compare) or a JWT. */
-export function createAuthenticator(config: HangarConfig) {
+/**
+ * `Authorization: Bearer <credential>`: the static token (constant-time compare), an API key
+ * (`hgk_…`, also as `X-API-Key`) or a JWT.
+ */
+export function createAuthenticator(config: HangarConfig, apiKeys?: ApiKeyVerifier) {
   const tokenDigest = config.Hangar.Api.AuthToken ? digest(config.Hangar.Api.AuthToken) : undefined;
   const everyScope: ReadonlySet<Scope> = new Set(SCOPES);
   const jwt = config.Hangar.Api.Jwt;
@@ -118,7 +122,11 @@ export function createAuthenticator(config: HangarConfig) {
   }
 
   return {
-    methods: (): Principal['method'][] => [...(tokenDigest ? ['token' as const] : []), ...(keySet ? ['jwt' as const] : [])],
+    methods: (): Principal['method'][] => [
+      ...(tokenDigest ? ['token' as const] : []),
+      ...(apiKeys ? ['apiKey' as const] : []),
+      ...(keySet ? ['jwt' as const] : []),
+    ],
     async authenticate(request: Request): Promise<Principal> {
       const header = request.get('authorization');
       const apiKey = request.get('x-api-key');
@@ -130,7 +138,10 @@ export function createAuthenticator(config: HangarConfig) {
         if (tokenDigest && timingSafeEqual(digest(credential), tokenDigest)) {
           return { actor: 'auth-token', role: 'Admin', scopes: everyScope, method: 'token' };
         }
+        if (apiKeys && isApiKey(credential)) return apiKeys.verify(credential);
         if (keySet && credential.split('.').length === 3) return verifyJwt(credential);
+      } else if (apiKeys && apiKey) {
+        return apiKeys.verify(apiKey);
       }
       throw unauthorized('the credential is not valid');
     },
@@ -146,6 +157,8 @@ const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** SPEC Authentication 9: the default tenant unless tenancy resolves one from the request. */
 export function resolveTenant(config: HangarConfig, request: Request, principal?: Principal): string {
+  // An API key belongs to the tenant it was created in, whatever else the request says.
+  if (principal?.method === 'apiKey' && principal.tenantId) return principal.tenantId;
   const tenancy = config.Tenancy;
   if (!tenancy.Enabled) return config.DefaultTenantId;
   const requested = principal?.tenantId ?? (tenancy.AllowHeaderResolution ? request.get(tenancy.HeaderName) : undefined);

@@ -1,19 +1,22 @@
 import { z } from 'zod';
 import { MetaSchema } from '../api.schemas.js';
-import { ROLES, roleIncludes } from '@hangar/platform';
+import { ROLES, roleIncludes, type Role } from '@hangar/platform';
 import type { Scope } from '../http/auth.js';
 import { buildOpenApiDocument } from '../http/openapi.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 
-/** Scopes a role can exercise: those of every route whose required role it includes. */
-function roleAuthorizations(routes: RouteSpec<any, any, any>[]) {
+/**
+ * The scopes each role can use on `routes` (those of every route whose required role it includes):
+ * what /api/meta publishes, and what an API key created without scopes holds.
+ */
+export function roleAuthorizations(routes: RouteSpec<any, any, any>[]): Record<Role, Scope[]> {
   return Object.fromEntries(
     ROLES.map((role) => {
       const scopes = new Set<Scope>();
       for (const route of routes) if (route.auth !== 'none' && roleIncludes(role, route.auth.role)) scopes.add(route.auth.scope);
       return [role, [...scopes].sort()];
     }),
-  );
+  ) as Record<Role, Scope[]>;
 }
 
 /** Meta, the OpenAPI document and health probes; they describe the full route list they are given. */

@@ -71,4 +71,27 @@ export const governanceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_api_keys': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('role', 'text', (column) => column.notNull())
+        // Null: every scope of the role.
+        .addColumn('scopes', 'jsonb')
+        .addColumn('prefix', 'text', (column) => column.notNull())
+        .addColumn('key_hash', 'text', (column) => column.notNull().unique())
+        .addColumn('user_id', 'text')
+        .addColumn('labels', 'jsonb', (column) => column.notNull())
+        .addColumn('expires_at', 'timestamptz')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('created_by', 'text', (column) => column.notNull())
+        .addColumn('last_used_at', 'timestamptz')
+        .addColumn('revoked_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('api_keys_tenant').on('api_keys').columns(['tenant_id', 'created_at']).execute();
+    },
+  },
 };

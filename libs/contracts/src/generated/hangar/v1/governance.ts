@@ -155,6 +155,84 @@ export interface AdmitRunResponse {
   exceeded: QuotaRule | undefined;
 }
 
+export interface ApiKey {
+  id: string;
+  tenantId: string;
+  name: string;
+  role: string;
+  /** Empty with `every_scope`: the key holds every scope its role has. */
+  scopes: string[];
+  everyScope: boolean;
+  /** The first characters of the key, to tell keys apart. */
+  prefix: string;
+  userId?: string | undefined;
+  labels: { [key: string]: string };
+  expiresAt?: string | undefined;
+  createdAt: string | undefined;
+  createdBy: string;
+  lastUsedAt?: string | undefined;
+  revokedAt?: string | undefined;
+}
+
+export interface ApiKey_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface CreateApiKeyRequest {
+  name: string;
+  role: string;
+  scopes: string[];
+  everyScope: boolean;
+  expiresAt?: string | undefined;
+  userId?: string | undefined;
+  labels: { [key: string]: string };
+}
+
+export interface CreateApiKeyRequest_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface CreateApiKeyResponse {
+  apiKey:
+    | ApiKey
+    | undefined;
+  /** The plaintext key, shown this once. */
+  key: string;
+}
+
+export interface ListApiKeysRequest {
+}
+
+export interface ListApiKeysResponse {
+  apiKeys: ApiKey[];
+}
+
+export interface GetApiKeyRequest {
+  id: string;
+}
+
+export interface GetApiKeyResponse {
+  apiKey: ApiKey | undefined;
+}
+
+export interface RevokeApiKeyRequest {
+  id: string;
+}
+
+export interface RevokeApiKeyResponse {
+}
+
+export interface AuthenticateApiKeyRequest {
+  /** Hex SHA-256 of the presented key. */
+  keyHash: string;
+}
+
+export interface AuthenticateApiKeyResponse {
+  apiKey: ApiKey | undefined;
+}
+
 function createBaseAuditEntry(): AuditEntry {
   return {
     id: "",
@@ -1763,6 +1841,1004 @@ export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
   },
 };
 
+function createBaseApiKey(): ApiKey {
+  return {
+    id: "",
+    tenantId: "",
+    name: "",
+    role: "",
+    scopes: [],
+    everyScope: false,
+    prefix: "",
+    userId: undefined,
+    labels: {},
+    expiresAt: undefined,
+    createdAt: undefined,
+    createdBy: "",
+    lastUsedAt: undefined,
+    revokedAt: undefined,
+  };
+}
+
+export const ApiKey: MessageFns<ApiKey> = {
+  encode(message: ApiKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.tenantId !== "") {
+      writer.uint32(18).string(message.tenantId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.role !== "") {
+      writer.uint32(34).string(message.role);
+    }
+    for (const v of message.scopes) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.everyScope !== false) {
+      writer.uint32(48).bool(message.everyScope);
+    }
+    if (message.prefix !== "") {
+      writer.uint32(58).string(message.prefix);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(66).string(message.userId);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      ApiKey_LabelsEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(82).fork()).join();
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(90).fork()).join();
+    }
+    if (message.createdBy !== "") {
+      writer.uint32(98).string(message.createdBy);
+    }
+    if (message.lastUsedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastUsedAt), writer.uint32(106).fork()).join();
+    }
+    if (message.revokedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.revokedAt), writer.uint32(114).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApiKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApiKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.scopes.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.everyScope = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = ApiKey_LabelsEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.labels[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.createdBy = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.lastUsedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.revokedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ApiKey>): ApiKey {
+    return ApiKey.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApiKey>): ApiKey {
+    const message = createBaseApiKey();
+    message.id = object.id ?? "";
+    message.tenantId = object.tenantId ?? "";
+    message.name = object.name ?? "";
+    message.role = object.role ?? "";
+    message.scopes = object.scopes?.map((e) => e) || [];
+    message.everyScope = object.everyScope ?? false;
+    message.prefix = object.prefix ?? "";
+    message.userId = object.userId ?? undefined;
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.createdBy = object.createdBy ?? "";
+    message.lastUsedAt = object.lastUsedAt ?? undefined;
+    message.revokedAt = object.revokedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseApiKey_LabelsEntry(): ApiKey_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const ApiKey_LabelsEntry: MessageFns<ApiKey_LabelsEntry> = {
+  encode(message: ApiKey_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApiKey_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApiKey_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ApiKey_LabelsEntry>): ApiKey_LabelsEntry {
+    return ApiKey_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApiKey_LabelsEntry>): ApiKey_LabelsEntry {
+    const message = createBaseApiKey_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateApiKeyRequest(): CreateApiKeyRequest {
+  return { name: "", role: "", scopes: [], everyScope: false, expiresAt: undefined, userId: undefined, labels: {} };
+}
+
+export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
+  encode(message: CreateApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.role !== "") {
+      writer.uint32(18).string(message.role);
+    }
+    for (const v of message.scopes) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.everyScope !== false) {
+      writer.uint32(32).bool(message.everyScope);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(42).fork()).join();
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(50).string(message.userId);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      CreateApiKeyRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(58).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.scopes.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.everyScope = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            const entry7 = CreateApiKeyRequest_LabelsEntry.decode(reader, reader.uint32());
+            if (entry7.value !== undefined) {
+              message.labels[entry7.key] = entry7.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateApiKeyRequest>): CreateApiKeyRequest {
+    return CreateApiKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateApiKeyRequest>): CreateApiKeyRequest {
+    const message = createBaseCreateApiKeyRequest();
+    message.name = object.name ?? "";
+    message.role = object.role ?? "";
+    message.scopes = object.scopes?.map((e) => e) || [];
+    message.everyScope = object.everyScope ?? false;
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.userId = object.userId ?? undefined;
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseCreateApiKeyRequest_LabelsEntry(): CreateApiKeyRequest_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const CreateApiKeyRequest_LabelsEntry: MessageFns<CreateApiKeyRequest_LabelsEntry> = {
+  encode(message: CreateApiKeyRequest_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateApiKeyRequest_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateApiKeyRequest_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateApiKeyRequest_LabelsEntry>): CreateApiKeyRequest_LabelsEntry {
+    return CreateApiKeyRequest_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateApiKeyRequest_LabelsEntry>): CreateApiKeyRequest_LabelsEntry {
+    const message = createBaseCreateApiKeyRequest_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateApiKeyResponse(): CreateApiKeyResponse {
+  return { apiKey: undefined, key: "" };
+}
+
+export const CreateApiKeyResponse: MessageFns<CreateApiKeyResponse> = {
+  encode(message: CreateApiKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== undefined) {
+      ApiKey.encode(message.apiKey, writer.uint32(10).fork()).join();
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateApiKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateApiKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateApiKeyResponse>): CreateApiKeyResponse {
+    return CreateApiKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateApiKeyResponse>): CreateApiKeyResponse {
+    const message = createBaseCreateApiKeyResponse();
+    message.apiKey = (object.apiKey !== undefined && object.apiKey !== null)
+      ? ApiKey.fromPartial(object.apiKey)
+      : undefined;
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseListApiKeysRequest(): ListApiKeysRequest {
+  return {};
+}
+
+export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
+  encode(_: ListApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApiKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApiKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListApiKeysRequest>): ListApiKeysRequest {
+    return ListApiKeysRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListApiKeysRequest>): ListApiKeysRequest {
+    const message = createBaseListApiKeysRequest();
+    return message;
+  },
+};
+
+function createBaseListApiKeysResponse(): ListApiKeysResponse {
+  return { apiKeys: [] };
+}
+
+export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
+  encode(message: ListApiKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.apiKeys) {
+      ApiKey.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApiKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApiKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKeys.push(ApiKey.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListApiKeysResponse>): ListApiKeysResponse {
+    return ListApiKeysResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListApiKeysResponse>): ListApiKeysResponse {
+    const message = createBaseListApiKeysResponse();
+    message.apiKeys = object.apiKeys?.map((e) => ApiKey.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetApiKeyRequest(): GetApiKeyRequest {
+  return { id: "" };
+}
+
+export const GetApiKeyRequest: MessageFns<GetApiKeyRequest> = {
+  encode(message: GetApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetApiKeyRequest>): GetApiKeyRequest {
+    return GetApiKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetApiKeyRequest>): GetApiKeyRequest {
+    const message = createBaseGetApiKeyRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseGetApiKeyResponse(): GetApiKeyResponse {
+  return { apiKey: undefined };
+}
+
+export const GetApiKeyResponse: MessageFns<GetApiKeyResponse> = {
+  encode(message: GetApiKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== undefined) {
+      ApiKey.encode(message.apiKey, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetApiKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetApiKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetApiKeyResponse>): GetApiKeyResponse {
+    return GetApiKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetApiKeyResponse>): GetApiKeyResponse {
+    const message = createBaseGetApiKeyResponse();
+    message.apiKey = (object.apiKey !== undefined && object.apiKey !== null)
+      ? ApiKey.fromPartial(object.apiKey)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRevokeApiKeyRequest(): RevokeApiKeyRequest {
+  return { id: "" };
+}
+
+export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
+  encode(message: RevokeApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RevokeApiKeyRequest>): RevokeApiKeyRequest {
+    return RevokeApiKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RevokeApiKeyRequest>): RevokeApiKeyRequest {
+    const message = createBaseRevokeApiKeyRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeApiKeyResponse(): RevokeApiKeyResponse {
+  return {};
+}
+
+export const RevokeApiKeyResponse: MessageFns<RevokeApiKeyResponse> = {
+  encode(_: RevokeApiKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeApiKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeApiKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RevokeApiKeyResponse>): RevokeApiKeyResponse {
+    return RevokeApiKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<RevokeApiKeyResponse>): RevokeApiKeyResponse {
+    const message = createBaseRevokeApiKeyResponse();
+    return message;
+  },
+};
+
+function createBaseAuthenticateApiKeyRequest(): AuthenticateApiKeyRequest {
+  return { keyHash: "" };
+}
+
+export const AuthenticateApiKeyRequest: MessageFns<AuthenticateApiKeyRequest> = {
+  encode(message: AuthenticateApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyHash !== "") {
+      writer.uint32(10).string(message.keyHash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthenticateApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthenticateApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyHash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AuthenticateApiKeyRequest>): AuthenticateApiKeyRequest {
+    return AuthenticateApiKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuthenticateApiKeyRequest>): AuthenticateApiKeyRequest {
+    const message = createBaseAuthenticateApiKeyRequest();
+    message.keyHash = object.keyHash ?? "";
+    return message;
+  },
+};
+
+function createBaseAuthenticateApiKeyResponse(): AuthenticateApiKeyResponse {
+  return { apiKey: undefined };
+}
+
+export const AuthenticateApiKeyResponse: MessageFns<AuthenticateApiKeyResponse> = {
+  encode(message: AuthenticateApiKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== undefined) {
+      ApiKey.encode(message.apiKey, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthenticateApiKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthenticateApiKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AuthenticateApiKeyResponse>): AuthenticateApiKeyResponse {
+    return AuthenticateApiKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AuthenticateApiKeyResponse>): AuthenticateApiKeyResponse {
+    const message = createBaseAuthenticateApiKeyResponse();
+    message.apiKey = (object.apiKey !== undefined && object.apiKey !== null)
+      ? ApiKey.fromPartial(object.apiKey)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail, idempotency keys and quotas.
  * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry; the actor and
@@ -1851,6 +2927,48 @@ export const GovernanceServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
+    createApiKey: {
+      name: "CreateApiKey",
+      requestType: CreateApiKeyRequest as typeof CreateApiKeyRequest,
+      requestStream: false,
+      responseType: CreateApiKeyResponse as typeof CreateApiKeyResponse,
+      responseStream: false,
+      options: {},
+    },
+    listApiKeys: {
+      name: "ListApiKeys",
+      requestType: ListApiKeysRequest as typeof ListApiKeysRequest,
+      requestStream: false,
+      responseType: ListApiKeysResponse as typeof ListApiKeysResponse,
+      responseStream: false,
+      options: {},
+    },
+    getApiKey: {
+      name: "GetApiKey",
+      requestType: GetApiKeyRequest as typeof GetApiKeyRequest,
+      requestStream: false,
+      responseType: GetApiKeyResponse as typeof GetApiKeyResponse,
+      responseStream: false,
+      options: {},
+    },
+    revokeApiKey: {
+      name: "RevokeApiKey",
+      requestType: RevokeApiKeyRequest as typeof RevokeApiKeyRequest,
+      requestStream: false,
+      responseType: RevokeApiKeyResponse as typeof RevokeApiKeyResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** For the gateway, with no tenant yet: the key in force with this SHA-256; NOT_FOUND otherwise. */
+    authenticateApiKey: {
+      name: "AuthenticateApiKey",
+      requestType: AuthenticateApiKeyRequest as typeof AuthenticateApiKeyRequest,
+      requestStream: false,
+      responseType: AuthenticateApiKeyResponse as typeof AuthenticateApiKeyResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -1891,6 +3009,25 @@ export interface GovernanceServiceImplementation<CallContextExt = {}> {
   ): Promise<DeepPartial<DeleteQuotaRuleResponse>>;
   /** Whether a run of the agent may start now; the first exhausted rule when not. */
   admitRun(request: AdmitRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<AdmitRunResponse>>;
+  /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
+  createApiKey(
+    request: CreateApiKeyRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CreateApiKeyResponse>>;
+  listApiKeys(
+    request: ListApiKeysRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListApiKeysResponse>>;
+  getApiKey(request: GetApiKeyRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetApiKeyResponse>>;
+  revokeApiKey(
+    request: RevokeApiKeyRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<RevokeApiKeyResponse>>;
+  /** For the gateway, with no tenant yet: the key in force with this SHA-256; NOT_FOUND otherwise. */
+  authenticateApiKey(
+    request: AuthenticateApiKeyRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<AuthenticateApiKeyResponse>>;
 }
 
 export interface GovernanceServiceClient<CallOptionsExt = {}> {
@@ -1930,6 +3067,25 @@ export interface GovernanceServiceClient<CallOptionsExt = {}> {
   ): Promise<DeleteQuotaRuleResponse>;
   /** Whether a run of the agent may start now; the first exhausted rule when not. */
   admitRun(request: DeepPartial<AdmitRunRequest>, options?: CallOptions & CallOptionsExt): Promise<AdmitRunResponse>;
+  /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
+  createApiKey(
+    request: DeepPartial<CreateApiKeyRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CreateApiKeyResponse>;
+  listApiKeys(
+    request: DeepPartial<ListApiKeysRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListApiKeysResponse>;
+  getApiKey(request: DeepPartial<GetApiKeyRequest>, options?: CallOptions & CallOptionsExt): Promise<GetApiKeyResponse>;
+  revokeApiKey(
+    request: DeepPartial<RevokeApiKeyRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<RevokeApiKeyResponse>;
+  /** For the gateway, with no tenant yet: the key in force with this SHA-256; NOT_FOUND otherwise. */
+  authenticateApiKey(
+    request: DeepPartial<AuthenticateApiKeyRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<AuthenticateApiKeyResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

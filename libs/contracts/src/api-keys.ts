@@ -1,0 +1,10 @@
+/** Pub/sub channel on which governance announces a revoked API key; every gateway drops it from its cache. */
+export const API_KEY_REVOCATIONS_CHANNEL = 'hangar.api-keys.revoked';
+
+/** The message on API_KEY_REVOCATIONS_CHANNEL: the key's id. */
+export interface ApiKeyRevocation {
+  id: string;
+}
+
+/** API keys read `hgk_` followed by base62 characters (API.md "API keys"). */
+export const API_KEY_PREFIX = 'hgk_';
