@@ -2,3 +2,4 @@ export * from './ports.js';
 export { createInProcessEventLog, createInProcessPubSub } from './in-process.js';
 export { createRedisPubSub, type RedisPubSubOptions } from './redis.js';
 export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka.js';
+export { createFixedWindowLimiter, type FixedWindowLimiter, type WindowTake } from './rate-limit.js';

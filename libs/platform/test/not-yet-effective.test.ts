@@ -83,16 +83,17 @@ describe('configuration keys not yet effective', () => {
         Scheduling: { PollInterval: '5s', Lanes: ['fast'] },
         Providers: { demo: { Kind: 'Demo' } },
         Pricing: { Currency: 'EUR' },
+        RateLimit: { Enabled: true },
       }),
     ).toEqual([]);
   });
 
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
-    const config = loadConfig({ env: {}, overrides: { RateLimit: { Enabled: true }, Knowledge: { ChunkSize: 500 } } });
+    const config = loadConfig({ env: {}, overrides: { Knowledge: { ChunkSize: 500, MaxResults: 3 } } });
     const started = await startModules([], { config, logger, engines: {} as Engines });
     await started.stop();
-    expect(lines.map((line) => line.configKey)).toEqual(['RateLimit:Enabled', 'Knowledge:ChunkSize']);
+    expect(lines.map((line) => line.configKey)).toEqual(['Knowledge:ChunkSize', 'Knowledge:MaxResults']);
   });
 });
 

@@ -10,6 +10,7 @@ import type {
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { createAuthenticator, Scope } from './http/auth.js';
+import type { RateLimit } from './http/rate-limit.js';
 
 /** What route handlers may use: configuration, the authenticator and the service clients. */
 export interface GatewayContext {
@@ -24,6 +25,8 @@ export interface GatewayContext {
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
+  /** RateLimit:*, when enabled. */
+  rateLimit?: RateLimit;
   /** The host's run-authorization handler, when one is registered. */
   authorizeRun?: RunAuthorizationHandler;
   /** Names the active engines for `/api/meta`. */

@@ -12,6 +12,7 @@ import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
+import { createRateLimit } from './http/rate-limit.js';
 import { roleAuthorizations } from './routes/system.routes.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
 import { malformedHttpAnswer } from './http/problem.js';
@@ -36,11 +37,13 @@ export const gatewayModule: HangarModule = {
     });
     await apiKeys.start();
     const routes = gatewayRoutes();
+    const rateLimit = await createRateLimit(config, logger);
     const context: GatewayContext = {
       config,
       logger,
       authenticator: createAuthenticator(config, apiKeys),
       roleScopes: (role) => roleAuthorizations(routes)[role],
+      rateLimit,
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
       runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
@@ -84,6 +87,7 @@ export const gatewayModule: HangarModule = {
           server.closeIdleConnections();
         });
         await apiKeys.stop();
+        await rateLimit?.close();
         for (const channel of Object.values(channels)) channel.close();
       },
     };

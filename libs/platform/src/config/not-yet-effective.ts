@@ -86,14 +86,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Quotas:ThresholdPercents',
     'Quotas:PublishThresholdToRunStream',
   ],
-  // API.md "Rate limiting".
-  'Rate limiting': [
-    'RateLimit:Enabled',
-    'RateLimit:PermitLimit',
-    'RateLimit:Window',
-    'RateLimit:QueueLimit',
-    'RateLimit:Partition',
-  ],
   // API.md "Knowledge".
   Knowledge: [
     'Knowledge:Dimensions',

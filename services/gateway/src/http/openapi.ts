@@ -59,6 +59,14 @@ const problemResponse = (description: string) => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
+/** Sent on every authenticated answer while RateLimit:Enabled (API.md "Rate limiting"). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per window (RateLimit:PermitLimit)', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait (429 only)', schema: { type: 'integer' } },
+};
+
 /** OpenAPI 3.1 document of every route the gateway serves, generated from the route specs. */
 export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options: { prefix: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -67,13 +75,15 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
   const problem = toSchema(ProblemSchema, 'output');
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
+    const { 'Retry-After': _retryAfter, ...windowHeaders } = RATE_LIMIT_HEADERS;
     for (const [status, response] of Object.entries(route.responses)) {
-      responses[status] = response.schema
-        ? {
-            description: response.description,
-            content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } },
-          }
-        : { description: response.description };
+      responses[status] = {
+        description: response.description,
+        ...(response.schema && {
+          content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } },
+        }),
+        ...(route.auth !== 'none' && { headers: windowHeaders }),
+      };
     }
     if (route.body || route.rawBody || route.documentedBody || route.params || route.query)
       responses['400'] ??= problemResponse('The request is not valid');
@@ -82,6 +92,10 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
       responses['403'] ??= problemResponse(
         `The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`,
       );
+      responses['429'] ??= {
+        ...problemResponse('Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After'),
+        headers: RATE_LIMIT_HEADERS,
+      };
     }
     responses['500'] ??= problemResponse('Unexpected error (no internals are shown; quote the traceId)');
 

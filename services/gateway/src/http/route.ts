@@ -104,6 +104,7 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
       body = route.body ? parseOrThrow(route.body, json, 'body') : json;
     }
     const caller = callerOf(principal, tenantId);
+    if (principal) await context.rateLimit?.admit(request, response, principal, caller);
     if (route.runAuthorization && context.authorizeRun) {
       const { operation, denial, resourceId } = route.runAuthorization;
       const id = resourceId?.(params);

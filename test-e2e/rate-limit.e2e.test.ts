@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { allInOneModules } from '@hangar/all-in-one';
+import { startHangar, TEST_REDIS_URL, type HangarUnderTest } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/** API.md "Rate limiting": fixed windows per partition, RateLimit-* headers, 429 with Retry-After, a queue, one counter across gateways. */
+
+const started: HangarUnderTest[] = [];
+async function hangarWith(rateLimit: Record<string, unknown>, more: Record<string, unknown> = {}) {
+  const hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: { RateLimit: { Enabled: true, ...rateLimit }, Tenancy: { Enabled: true, AllowHeaderResolution: true }, ...more },
+  });
+  started.push(hangar);
+  return hangar;
+}
+
+afterAll(async () => {
+  for (const hangar of started.reverse()) await hangar.stop();
+});
+
+describe('rate limiting', () => {
+  it('counts a window per tenant: headers on every answer, then 429 rate_limited with Retry-After; meta and probes are not limited', async () => {
+    const hangar = await hangarWith({ PermitLimit: 3, Window: '10s' });
+    const answers = [];
+    for (let index = 0; index < 3; index++)
+      answers.push(await hangar.request('GET', '/api/agents', { headers: { 'x-hangar-tenant': 'acme' } }));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(answers.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual(['2', '1', '0']);
+    expect(answers[0].headers.get('ratelimit-limit')).toBe('3');
+    expect(Number(answers[0].headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    const refused = await hangar.request('GET', '/api/agents', { headers: { 'x-hangar-tenant': 'acme' } });
+    expectProblem(refused, 429, 'rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another tenant has a window of its own; unauthenticated routes are never counted.
+    expect((await hangar.request('GET', '/api/agents', { headers: { 'x-hangar-tenant': 'globex' } })).status).toBe(200);
+    for (const path of ['/api/meta', '/healthz', '/readyz']) expect((await hangar.request('GET', path, { token: null })).status).toBe(200);
+  });
+
+  it('lets QueueLimit requests over the limit wait for the next window instead of failing', async () => {
+    const hangar = await hangarWith({ PermitLimit: 2, Window: '1s', QueueLimit: 1 });
+    const call = () => hangar.request('GET', '/api/agents');
+    expect((await call()).status).toBe(200);
+    expect((await call()).status).toBe(200);
+    const startedAt = performance.now();
+    const [queued, refused] = await Promise.all([call(), new Promise((resolve) => setTimeout(resolve, 50)).then(call)]);
+    expect(queued.status).toBe(200);
+    expect(performance.now() - startedAt).toBeGreaterThan(200);
+    expectProblem(refused, 429, 'rate_limited');
+  });
+
+  it('shares one counter across gateways through Redis: PermitLimit 10 across both, the 11th is 429 whichever gateway gets it', async () => {
+    const shared = { Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` } };
+    const first = await hangarWith({ PermitLimit: 10, Window: '30s' }, shared);
+    const second = await hangarWith({ PermitLimit: 10, Window: '30s' }, shared);
+    const statuses = [];
+    for (let index = 0; index < 10; index++) statuses.push((await (index % 2 ? second : first).request('GET', '/api/agents')).status);
+    expect(statuses).toEqual(Array(10).fill(200));
+    expectProblem(await first.request('GET', '/api/agents'), 429, 'rate_limited');
+    expectProblem(await second.request('GET', '/api/agents'), 429, 'rate_limited');
+  });
+});
