@@ -6,6 +6,8 @@ import type { EngineName } from './engines.js';
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
 export const FIXTURE_CODE_AGENTS = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
 export const FIXTURE_RUN_AUTHORIZATION = fileURLToPath(new URL('./fixtures/run-authorization.ts', import.meta.url));
+export const FIXTURE_AUTHORIZATION_POLICY = fileURLToPath(new URL('./fixtures/authorization-policy.ts', import.meta.url));
+export const FIXTURE_ROLE_POLICIES = fileURLToPath(new URL('./fixtures/role-policies.ts', import.meta.url));
 
 /** Providers every e2e test can bind agents to. */
 export const TEST_PROVIDERS = {

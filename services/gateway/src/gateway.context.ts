@@ -10,6 +10,7 @@ import type {
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { createAuthenticator, Scope } from './http/auth.js';
+import type { HostPolicies } from './http/host-policies.js';
 import type { RateLimit } from './http/rate-limit.js';
 
 /** What route handlers may use: configuration, the authenticator and the service clients. */
@@ -25,6 +26,8 @@ export interface GatewayContext {
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
+  /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */
+  policies: HostPolicies;
   /** RateLimit:*, when enabled. */
   rateLimit?: RateLimit;
   /** The host's run-authorization handler, when one is registered. */

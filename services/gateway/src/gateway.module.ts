@@ -13,6 +13,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimit } from './http/rate-limit.js';
+import { loadHostPolicies } from './http/host-policies.js';
 import { roleAuthorizations } from './routes/system.routes.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
 import { malformedHttpAnswer } from './http/problem.js';
@@ -37,6 +38,7 @@ export const gatewayModule: HangarModule = {
     });
     await apiKeys.start();
     const routes = gatewayRoutes();
+    const policies = await loadHostPolicies(config);
     const rateLimit = await createRateLimit(config, logger);
     const context: GatewayContext = {
       config,
@@ -44,6 +46,7 @@ export const gatewayModule: HangarModule = {
       authenticator: createAuthenticator(config, apiKeys),
       roleScopes: (role) => roleAuthorizations(routes)[role],
       rateLimit,
+      policies,
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
       runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),

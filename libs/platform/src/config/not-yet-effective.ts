@@ -13,11 +13,8 @@ import { ConfigSchema, type HangarConfig } from './schema.js';
  */
 // prettier-ignore
 export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
-  // API.md "Operations" (diagnostics), "OpenAI-compatible surface"; authorization policies
-  // (AuthorizationPolicy is only accepted as the credential that allows remote access).
+  // API.md "Operations" (diagnostics), "OpenAI-compatible surface".
   'HTTP API options': [
-    'Hangar:Api:AuthorizationPolicy',
-    'Hangar:Api:RequireRolePolicies',
     'Hangar:Api:EnableDiagnosticsEndpoint',
     'Hangar:Api:MapOpenAIConversations',
   ],

@@ -139,6 +139,8 @@ export const ConfigSchema = z
         AuthToken: nullable(z.string().min(16, 'must be at least 16 characters')),
         AuthorizationPolicy: nullable(z.string()),
         RequireRolePolicies: bool().default(false),
+        /** Module whose `rolePolicies` export decides who holds each role (SPEC Authentication 3). */
+        RolePoliciesModule: nullable(z.string()),
         EnableDiagnosticsEndpoint: bool().default(false),
         MapOpenAIConversations: bool().default(true),
         RunEventPollInterval: duration().default(250),

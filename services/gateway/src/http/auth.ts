@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { isApiKey, type ApiKeyVerifier } from './api-key-auth.js';
+import type { HostPolicies } from './host-policies.js';
 import {
   forbidden,
   HangarError,
@@ -148,9 +149,15 @@ export function createAuthenticator(config: HangarConfig, apiKeys?: ApiKeyVerifi
   };
 }
 
-export function authorize(principal: Principal, role: Role, scope: Scope): void {
-  if (!roleIncludes(principal.role, role)) throw forbidden(`this operation requires the ${role} role`);
-  if (!principal.scopes.has(scope)) throw forbidden(`this operation requires the ${scope} scope`);
+/** Role ∩ scope (SPEC Authentication 4): the role as the host's role policies or the built-in order decide, and the scope. */
+export async function authorize(
+  principal: Principal,
+  caller: Caller,
+  required: { role: Role; scope: Scope },
+  policies: Pick<HostPolicies, 'holdsRole'>,
+): Promise<void> {
+  if (!(await policies.holdsRole(principal, caller, required.role))) throw forbidden(`this operation requires the ${required.role} role`);
+  if (!principal.scopes.has(required.scope)) throw forbidden(`this operation requires the ${required.scope} scope`);
 }
 
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

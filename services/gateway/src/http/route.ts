@@ -90,11 +90,14 @@ export const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 export function mountRoute(router: Router, route: RouteSpec<any, any, any>, context: GatewayContext) {
   router[route.method](expressPath(route.path), async (request, response) => {
     let principal: Principal | undefined;
-    if (route.auth !== 'none') {
-      principal = await context.authenticator.authenticate(request);
-      authorize(principal, route.auth.role, route.auth.scope);
-    }
+    if (route.auth !== 'none') principal = await context.authenticator.authenticate(request);
     const tenantId = resolveTenant(context.config, request, principal);
+    const caller = callerOf(principal, tenantId);
+    if (route.auth !== 'none') {
+      await authorize(principal!, caller, route.auth, context.policies);
+      await context.policies.authorizeRequest(request.method, route.path, principal!, caller);
+      await context.rateLimit?.admit(request, response, principal!, caller);
+    }
     checkPathAndQuery(request.params, request.query);
     const params = route.params ? parseOrThrow(route.params, request.params, 'path') : request.params;
     const query = route.query ? parseOrThrow(route.query, request.query, 'query') : request.query;
@@ -103,8 +106,6 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
       const json = requireJsonBody(request);
       body = route.body ? parseOrThrow(route.body, json, 'body') : json;
     }
-    const caller = callerOf(principal, tenantId);
-    if (principal) await context.rateLimit?.admit(request, response, principal, caller);
     if (route.runAuthorization && context.authorizeRun) {
       const { operation, denial, resourceId } = route.runAuthorization;
       const id = resourceId?.(params);
