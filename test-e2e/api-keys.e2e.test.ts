@@ -95,6 +95,24 @@ describe('API keys', () => {
   });
 });
 
+describe('API keys are capped by their creator', () => {
+  it('refuses a key with scopes its creator lacks (403), including the role’s scopes when none are named', async () => {
+    const limited = await createKey({ name: 'security-only', role: 'Admin', scopes: ['SecurityAdmin'] }, tenant('acme'));
+    const as = { token: limited.key };
+    expectProblem(await hangar.request('POST', '/api/api-keys', { ...as, body: { name: 'wider', role: 'Admin' } }), 403, 'forbidden');
+    expectProblem(
+      await hangar.request('POST', '/api/api-keys', { ...as, body: { name: 'wider', role: 'Reader', scopes: ['RunsRead'] } }),
+      403,
+      'forbidden',
+    );
+    const same = await hangar.request('POST', '/api/api-keys', {
+      ...as,
+      body: { name: 'same', role: 'Reader', scopes: ['SecurityAdmin'] },
+    });
+    expect(same.status, same.text).toBe(201);
+  });
+});
+
 describe('API keys, bad input', () => {
   it.each([
     ['a free-text scope', { name: 'x', role: 'Reader', scopes: ['runs:write'] }],
@@ -102,6 +120,8 @@ describe('API keys, bad input', () => {
     ['an unknown role', { name: 'x', role: 'Superuser' }],
     ['an expiry in the past', { name: 'x', role: 'Reader', expiresAt: new Date(Date.now() - 1000).toISOString() }],
     ['no name', { role: 'Reader' }],
+    ['a label key that is not one', { name: 'x', role: 'Reader', labels: { 'bad key!': 'v' } }],
+    ['21 labels', { name: 'x', role: 'Reader', labels: Object.fromEntries(Array.from({ length: 21 }, (_, index) => [`k${index}`, 'v'])) }],
   ])('refuses %s with 400', async (_, body) => {
     expectProblem(await hangar.request('POST', '/api/api-keys', { body }), 400, 'validation_failed');
   });

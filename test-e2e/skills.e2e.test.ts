@@ -113,6 +113,11 @@ describe('skills', () => {
       'scripts[0].extension',
     ],
     [
+      'an extension named like an object property',
+      skill('bad', { scripts: [{ name: 'x', extension: 'constructor', content: '' }] }),
+      'scripts[0].extension',
+    ],
+    [
       'a resource one byte over Skills:MaxResourceContentLength',
       skill('bad', { resources: [{ name: 'r.md', content: 'r'.repeat(65) }] }),
       'resources[0].content',

@@ -4,7 +4,7 @@ import { HangarError } from '@hangar/platform';
 /** Counts waiting at most; beyond, a count is refused (503) rather than queued without bound. */
 const MAX_WAITING = 32;
 
-type Reply = { ready: true } | { id: number; tokens?: number[]; error?: string };
+type Reply = { id: number; tokens?: number[]; error?: string };
 
 /**
  * The token counter's thread (prompt-tokens.worker.mjs), started on the first count: loading the
@@ -18,7 +18,6 @@ class TokenCounter {
   constructor(private readonly worker: Worker) {
     worker.unref();
     worker.on('message', (reply: Reply) => {
-      if (!('id' in reply)) return;
       const waiting = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       if (reply.error !== undefined) waiting?.reject(new Error(`token count failed: ${reply.error}`));

@@ -44,13 +44,18 @@ function countSegment(segment) {
   return Math.ceil((sampledTokens / sampledChars) * segment.length);
 }
 
-/** Tokens of one text: segments of at most SEGMENT characters, each cut before a space where there is one. */
+/** Tokens of one text: segments of at most SEGMENT characters, each cut before whitespace where there is some. */
 function countText(text) {
   let tokens = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = Math.min(text.length, start + SEGMENT);
-    const space = end < text.length ? text.lastIndexOf(' ', end) : -1;
-    if (space > start) end = space;
+    if (end < text.length) {
+      // Before whitespace where there is some (a pre-token starts there); never inside a surrogate pair.
+      let cut = end;
+      while (cut > start && text.charCodeAt(cut) > 32) cut--;
+      if (cut > start) end = cut;
+      else if ((text.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
+    }
     tokens += countSegment(text.slice(start, end));
     start = end;
   }
@@ -64,4 +69,3 @@ parentPort.on('message', ({ id, texts }) => {
     parentPort.postMessage({ id, error: String(error?.message ?? error) });
   }
 });
-parentPort.postMessage({ ready: true });

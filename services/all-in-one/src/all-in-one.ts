@@ -5,11 +5,14 @@ import { governanceModule } from '@hangar/governance';
 import type { HangarModule } from '@hangar/platform';
 import { runExecutorModule } from '@hangar/run-executor';
 import { sessionModule } from '@hangar/session';
-import { skillModule } from '@hangar/skill';
+import { createScriptRunner, createSkillModule } from '@hangar/skill';
 
-/** Every module; in one process they still talk gRPC over loopback, only the engines are embedded. */
+/**
+ * Every module; in one process they still talk gRPC over loopback, only the engines are embedded.
+ * This host registers Hangar's script runner: skill scripts run here when Skills:Scripts allows.
+ */
 export const allInOneModules = (): HangarModule[] => [
-  skillModule,
+  createSkillModule({ scriptRunner: createScriptRunner }),
   agentRegistryModule,
   runExecutorModule,
   sessionModule,

@@ -108,6 +108,11 @@ describe('job worker slots', () => {
     runs.get('a2')!.finish();
     await expect.poll(executingNow, { timeout: 2000 }).toBe(0);
     expect(mostAtOnce()).toBe(2);
+    // Side-by-side waits gave each slot back once and took it back once: both slots are free again.
+    queue.push(job('c1'), job('c2'), job('c3'));
+    await expect.poll(() => ['c1', 'c2'].every((id) => runs.has(id)), { timeout: 2000 }).toBe(true);
+    expect(runs.has('c3')).toBe(false);
+    expect(executingNow()).toBe(2);
   });
 
   it('a run that ends while waiting for people (canceled) does not give its slot back twice', async () => {

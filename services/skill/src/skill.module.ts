@@ -3,25 +3,21 @@ import { auditOrLog, createChannel, createServiceClient, grpcServiceModule } fro
 import { createGrantRepository } from './grants/grant.repository.js';
 import { createGrantService } from './grants/grant.service.js';
 import { skillMigrations } from './migrations/index.js';
-import { createScriptRunner, type ScriptRunner, type ScriptRunnerSettings } from './scripts/script-runner.js';
+import { interpreterTable, type ScriptRunner, type ScriptRunnerSettings } from './scripts/script-runner.js';
 import { createScriptService } from './scripts/script.service.js';
 import { skillGrpc } from './skill.grpc.js';
 import { createSkillRepository, type SkillDatabase } from './skills/skill.repository.js';
 import { createSkillService } from './skills/skill.service.js';
 import { loadSkillsOnDisk } from './skills/skills-on-disk.js';
 
-/** Whether Skills:Scripts:Interpreters names a command line for the extension (keys with or without the dot). */
-export const interpreterKnown = (interpreters: Record<string, string>) => (extension: string) =>
-  Boolean(interpreters[extension] ?? interpreters[`.${extension}`]);
-
 /** How long a script call waits for a free slot (Skills:Scripts:MaxConcurrent*) before it is refused. */
 const SCRIPT_SLOT_WAIT_MS = 10_000;
 
 export interface SkillModuleOptions {
   /**
-   * The script runner, registered in code by the host: settings alone never execute anything. The
-   * all-in-one process and the skill service's own main register `createScriptRunner`; without it
-   * no script runs, whatever Skills:Scripts:Enabled says.
+   * The script runner, registered in code by the host (SPEC: settings or grants alone never execute
+   * a script). The all-in-one process registers `createScriptRunner`; without one no script runs,
+   * whatever Skills:Scripts:Enabled says.
    */
   scriptRunner?: (settings: ScriptRunnerSettings) => ScriptRunner;
 }
@@ -45,7 +41,7 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
           MaxResourcesPerSkill: Skills.MaxResourcesPerSkill,
           Scripts: { MaxScriptContentLength: Skills.Scripts.MaxScriptContentLength, MaxScriptsPerSkill: Skills.Scripts.MaxScriptsPerSkill },
         },
-        hasInterpreter: interpreterKnown(Skills.Scripts.Interpreters),
+        hasInterpreter: (extension) => interpreterTable(Skills.Scripts.Interpreters).has(extension),
         audit,
       });
       const grants = createGrantService({ repository: createGrantRepository(database.db), scriptsEnabled: Skills.Scripts.Enabled, audit });
@@ -71,5 +67,5 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
     },
   });
 
-/** The skill service with Hangar's script runner registered (scripts run when the settings allow). */
-export const skillModule = createSkillModule({ scriptRunner: createScriptRunner });
+/** The skill service without a script runner: no script ever runs (a host registers one with createSkillModule). */
+export const skillModule = createSkillModule();

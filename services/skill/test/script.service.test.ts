@@ -98,6 +98,7 @@ describe('skill scripts under grants', () => {
     await expect(service.runScript(caller, 'pdf', 'echo', { args: ['x'.repeat(2000)] })).rejects.toMatchObject({ kind: 'validation' });
     await expect(service.runScript(caller, 'pdf', 'missing', {})).rejects.toMatchObject({ kind: 'notFound' });
     await expect(service.runScript(caller, 'nope', 'echo', {})).rejects.toMatchObject({ kind: 'notFound' });
+    await expect(service.runScript(caller, 'pdf', 'echo', { args: ['a\u0000b'] })).rejects.toMatchObject({ kind: 'validation' });
     expect(runner.spawnCount()).toBe(0);
   });
 
@@ -110,6 +111,8 @@ describe('skill scripts under grants', () => {
     expect(await service.skillsForRun(caller, ['pdf', 'deleted-since'])).toEqual([
       { name: 'pdf', description: 'PDF forms', instructions: 'Fill forms.', resourceNames: ['forms.md'], runnableScripts: ['fill'] },
     ]);
+    const ruby = setup({ skills: [stored([{ name: 'gem', extension: 'rb', content: 'puts 1' }])], granted: () => true });
+    expect((await ruby.service.skillsForRun(caller, ['pdf']))[0].runnableScripts).toEqual([]);
     const off = setup({ skills: [two], granted: () => true, runner: false });
     expect((await off.service.skillsForRun(caller, ['pdf']))[0].runnableScripts).toEqual([]);
     expect(await service.readResource(caller, 'pdf', 'forms.md')).toBe('# forms');

@@ -1,5 +1,5 @@
 import type { governancePb } from '@hangar/contracts';
-import { ROLES, type Role } from '@hangar/platform';
+import { forbidden, roleIncludes, ROLES, type Role } from '@hangar/platform';
 import { z } from 'zod';
 import { problemResponse } from '../api.schemas.js';
 import type { GatewayContext } from '../gateway.context.js';
@@ -18,7 +18,13 @@ const ApiKeyRequestSchema = z
       .describe('Narrows the role; absent: every scope of the role'),
     expiresAt: z.iso.datetime({ offset: true }).optional().describe('Must be in the future; absent: no expiry'),
     userId: z.string().min(1).max(256).optional().describe('The user runs started with this key are attributed to'),
-    labels: z.record(z.string().min(1).max(64), z.string().max(256)).optional(),
+    labels: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_./-]{0,63}$/, 'must be 1–64 of letters, digits, `_`, `.`, `/`, `-`'),
+        z.string().max(256),
+      )
+      .refine((labels) => Object.keys(labels).length <= 20, 'at most 20 labels')
+      .optional(),
   })
   .meta({ id: 'ApiKeyRequest' });
 
@@ -70,7 +76,12 @@ export const apiKeyRoutes = [
     auth: { role: 'Admin', scope: 'SecurityAdmin' },
     body: ApiKeyRequestSchema,
     responses: { 201: { description: 'Created', schema: CreatedApiKeySchema } },
-    async handler({ body, caller }, context) {
+    async handler({ body, caller, principal }, context) {
+      // A key is capped by its creator's effective authority (API.md "API keys"): role, then scopes.
+      if (!roleIncludes(principal!.role, body.role)) throw forbidden(`a key cannot hold a role above its creator's (${principal!.role})`);
+      const wanted = body.scopes ?? context.roleScopes(body.role);
+      const beyond = wanted.filter((scope) => !principal!.scopes.has(scope));
+      if (beyond.length) throw forbidden(`a key cannot hold scopes its creator lacks: ${beyond.join(', ')}`);
       const { apiKey, key } = await context.governance.createApiKey(
         { ...body, scopes: body.scopes ?? [], everyScope: body.scopes === undefined, labels: body.labels ?? {} },
         { caller },

@@ -47,9 +47,9 @@ export function createJobWorker(deps: {
   /** Decided runs waiting for a slot of their lane, first come first served. */
   const resuming: Array<{ lane: string; resume: () => void }> = [];
 
-  function vacate(lane: string) {
-    runningByLane.set(lane, runningByLane.get(lane)! - 1);
-    for (let index = 0; index < resuming.length;) {
+  /** Lets decided runs take the slots that are free, first come first served (not while a lease is being taken). */
+  function admitResuming() {
+    for (let index = 0; index < resuming.length && !polling;) {
       const waiting = resuming[index];
       if (!hasRoom(waiting.lane)) {
         index++;
@@ -59,26 +59,48 @@ export function createJobWorker(deps: {
       occupy(waiting.lane);
       waiting.resume();
     }
+  }
+
+  function vacate(lane: string) {
+    runningByLane.set(lane, runningByLane.get(lane)! - 1);
+    admitResuming();
     void poll();
   }
 
-  /** One job's slot: given back while its run waits for people, taken again (waiting its turn) once decided. */
+  /** A slot of the lane for a decided run: at once when one is free and nobody waits before it, else its turn. */
+  function takeSlot(lane: string): Promise<void> {
+    if (!polling && hasRoom(lane) && !resuming.some((waiting) => waiting.lane === lane)) {
+      occupy(lane);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resume) => resuming.push({ lane, resume }));
+  }
+
+  /**
+   * One job's slot: given back while its run waits for people, taken again (waiting its turn) once
+   * decided. Child runs waiting side by side share it: it is given back once and taken back once.
+   */
   function slotOf(lane: string) {
     let held = true;
+    let retaking: Promise<void> | undefined;
     const humanWait: HumanWait = {
       waiting() {
-        if (!held) return;
+        if (!held || retaking) return;
         held = false;
         vacate(lane);
       },
-      async resumed() {
-        if (held) return;
-        if (hasRoom(lane) && !resuming.some((waiting) => waiting.lane === lane)) occupy(lane);
-        else await new Promise<void>((resume) => resuming.push({ lane, resume }));
-        held = true;
+      resumed() {
+        if (held) return Promise.resolve();
+        retaking ??= takeSlot(lane).then(() => {
+          held = true;
+          retaking = undefined;
+        });
+        return retaking;
       },
     };
-    return { humanWait, release: () => held && vacate(lane) };
+    // A run that ends while its slot is being taken back gives it back once taken.
+    const release = () => (held ? vacate(lane) : void retaking?.then(() => vacate(lane)));
+    return { humanWait, release };
   }
 
   /** What this worker may lease now: each budgeted lane up to its own limit, the other lanes together up to MaxConcurrentJobs. */
@@ -144,6 +166,7 @@ export function createJobWorker(deps: {
       logger.warn({ err: error }, 'leasing jobs failed');
     } finally {
       polling = false;
+      admitResuming();
     }
   }
 

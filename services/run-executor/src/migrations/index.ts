@@ -167,4 +167,10 @@ export const runMigrations: Record<string, Migration> = {
       await db.insertInto('run_event_outbox_lease').values({ id: 1, owner: null, expires_at: null }).execute();
     },
   },
+  '0009_jobs_by_tenant': {
+    async up(db: Kysely<any>) {
+      // Fair leasing counts each tenant's leased jobs.
+      await db.schema.createIndex('jobs_tenant_status').on('jobs').columns(['tenant_id', 'status']).execute();
+    },
+  },
 };

@@ -78,6 +78,8 @@ export function createToolSets(deps: ToolSetDeps) {
         } as never),
         execute: (input) => {
           const { skill, name } = input as { skill: string; name: string };
+          // Only the agent's own skills: a model may name any skill of the tenant.
+          if (!skills.some((offered) => offered.name === skill)) throw new HangarError('notFound', `this agent has no skill ${skill}`);
           return deps.skills.readResource(caller, skill, name);
         },
       });

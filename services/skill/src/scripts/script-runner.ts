@@ -74,11 +74,7 @@ export type ScriptRunner = ReturnType<typeof createScriptRunner>;
  * running when the script exits is killed too.
  */
 export function createScriptRunner(settings: ScriptRunnerSettings) {
-  const interpreters = new Map(
-    Object.entries(settings.interpreters)
-      .map(([extension, commandLine]) => [withoutDot(extension), commandLine.trim().split(/\s+/).filter(Boolean)] as const)
-      .filter(([, command]) => command.length > 0),
-  );
+  const interpreters = interpreterTable(settings.interpreters);
   // Read once, like the rest of the configuration.
   const environment = Object.fromEntries(
     settings.environmentAllowList.flatMap((name) => {
@@ -155,8 +151,12 @@ export function createScriptRunner(settings: ScriptRunnerSettings) {
       // EPIPE when the script exits without reading its stdin: not the script's failure to report.
       child.stdin.on('error', () => {});
       child.stdin.end(input.stdin);
-      // Background processes the script left behind would outlive its slot.
-      child.once('exit', killGroup);
+      // Background processes the script left behind would outlive its slot. One that left the group
+      // may still hold the pipes: once the script was stopped (timeout, abort, output cap), stop reading too.
+      child.once('exit', () => {
+        killGroup();
+        if (timedOut || truncated || signal?.aborted) stopReading();
+      });
       child.on('error', (error) => {
         if (settled || child.pid !== undefined) return;
         settle();
@@ -235,6 +235,15 @@ async function withScriptFile<T>(script: Script, use: (path: string) => Promise<
 }
 
 const withoutDot = (extension: string) => extension.replace(/^\./, '');
+
+/** Skills:Scripts:Interpreters as extension (without the dot) → command line split on whitespace; empty lines left out. */
+export function interpreterTable(interpreters: Record<string, string>): Map<string, string[]> {
+  return new Map(
+    Object.entries(interpreters)
+      .map(([extension, commandLine]) => [withoutDot(extension), commandLine.trim().split(/\s+/).filter(Boolean)] as const)
+      .filter(([, command]) => command.length > 0),
+  );
+}
 
 /** The largest cut at or below `limit` that does not split a UTF-8 character. */
 function utf8Boundary(bytes: Buffer, limit: number): number {

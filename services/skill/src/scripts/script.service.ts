@@ -54,9 +54,10 @@ export function createScriptService(deps: ScriptServiceDeps) {
             ? []
             : (
                 await Promise.all(
-                  skill.scripts.map(async (script) =>
-                    (await deps.grants.covers(caller, skill.name, script.name)) ? script.name : undefined,
-                  ),
+                  skill.scripts
+                    // A script of a skill on disk may have no interpreter configured: nothing could run it.
+                    .filter((script) => runner!.interpreterFor(script.extension))
+                    .map(async (script) => ((await deps.grants.covers(caller, skill.name, script.name)) ? script.name : undefined)),
                 )
               ).filter((name): name is string => name !== undefined),
         })),
@@ -87,6 +88,11 @@ export function createScriptService(deps: ScriptServiceDeps) {
       if (reason) throw new HangarError('conflict', reason);
       if (!(await deps.grants.covers(caller, skillName, scriptName)))
         throw forbidden(`no grant in force lets script ${scriptName} of skill ${skillName} run`);
+      // A process argument cannot hold NUL (spawn would throw); a model may well send one.
+      if ([...(input.args ?? []), input.stdin ?? ''].some((text) => text.includes('\u0000')))
+        throw validationError('script arguments and stdin cannot hold a NUL character', [
+          { path: 'args', message: 'must not contain U+0000' },
+        ]);
       try {
         return await runner!.run(
           {
