@@ -33,6 +33,8 @@ export function createApiKeyVerifier(deps: {
 }) {
   const cache = new Map<string, Cached>();
   let subscription: Subscription | undefined;
+  // Revocations heard so far: a lookup that overlapped one is answered but not cached (it may be stale).
+  let revocationsHeard = 0;
 
   async function lookUp(hash: string): Promise<Cached> {
     let apiKey;
@@ -65,9 +67,12 @@ export function createApiKeyVerifier(deps: {
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
       cache.delete(hash);
+      const heardBefore = revocationsHeard;
       const found = await lookUp(hash);
-      if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value!);
-      cache.set(hash, found);
+      if (revocationsHeard === heardBefore) {
+        if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value!);
+        cache.set(hash, found);
+      }
       return found.principal;
     },
 
@@ -76,6 +81,7 @@ export function createApiKeyVerifier(deps: {
       subscription = await deps.pubsub
         .subscribe(API_KEY_REVOCATIONS_CHANNEL, (message) => {
           const id = revokedId(message);
+          revocationsHeard += 1;
           for (const [hash, entry] of cache) if (entry.id === id) cache.delete(hash);
         })
         .catch((error) => {
