@@ -32,6 +32,7 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
       const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
       const audit = auditOrLog(async (caller, entry) => void (await governance.recordAudit(entry, { caller })), logger);
       const { Skills } = config;
+      const interpreters = interpreterTable(Skills.Scripts.Interpreters);
       const skills = createSkillService({
         repository: createSkillRepository(database.db),
         onDisk: await loadSkillsOnDisk(Skills.Scripts.SkillRoots, Skills.Scripts.SearchDepth, logger),
@@ -41,7 +42,7 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
           MaxResourcesPerSkill: Skills.MaxResourcesPerSkill,
           Scripts: { MaxScriptContentLength: Skills.Scripts.MaxScriptContentLength, MaxScriptsPerSkill: Skills.Scripts.MaxScriptsPerSkill },
         },
-        hasInterpreter: (extension) => interpreterTable(Skills.Scripts.Interpreters).has(extension),
+        hasInterpreter: (extension) => interpreters.has(extension),
         audit,
       });
       const grants = createGrantService({ repository: createGrantRepository(database.db), scriptsEnabled: Skills.Scripts.Enabled, audit });

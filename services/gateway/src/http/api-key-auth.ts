@@ -1,5 +1,10 @@
-import { createHash } from 'node:crypto';
-import { API_KEY_PREFIX, API_KEY_REVOCATIONS_CHANNEL, type ApiKeyRevocation, type GovernanceServiceDefinition } from '@hangar/contracts';
+import {
+  API_KEY_PREFIX,
+  API_KEY_REVOCATIONS_CHANNEL,
+  hashApiKey,
+  type ApiKeyRevocation,
+  type GovernanceServiceDefinition,
+} from '@hangar/contracts';
 import type { PubSub, Subscription } from '@hangar/messaging';
 import { unauthorized, type Caller, type CallerOptions, type Logger, type Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -63,7 +68,7 @@ export function createApiKeyVerifier(deps: {
     async verify(key: string): Promise<Principal> {
       // Malformed (or 10 KB long) is refused here, without asking anyone.
       if (!KEY_FORMAT.test(key)) throw unauthorized('the API key is not valid, expired or revoked');
-      const hash = createHash('sha256').update(key).digest('hex');
+      const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
       cache.delete(hash);

@@ -1,5 +1,5 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { API_KEY_PREFIX } from '@hangar/contracts';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { API_KEY_PREFIX, hashApiKey } from '@hangar/contracts';
 import { forbidden, isUuid, notFound, roleIncludes, validationError, type AuditWriter, type Caller, type Role } from '@hangar/platform';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 
@@ -20,8 +20,6 @@ function newKey(): string {
   }
   return key;
 }
-
-export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export interface ApiKeyServiceDeps {
   repository: ApiKeyRepository;
