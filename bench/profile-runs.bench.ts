@@ -5,12 +5,14 @@ import { spawnAllInOne, TEST_TOKEN } from '@hangar/testing';
 import { spawnScript } from './hot-path/processes.js';
 
 /**
- * Where the CPU of short runs goes: all-in-one (PGlite, in-process messaging) under 64 clients of
- * short JSON runs with a CPU profile, then each busy thread's self time by library and its hottest
+ * Where the CPU of runs goes: all-in-one (PGlite, in-process messaging) with a CPU profile under
+ * 64 clients of short JSON runs, or with BENCH_WORKLOAD=firehose under streamed runs of 20,000
+ * chunks one after another; then each busy thread's self time by library and its hottest
  * functions. The profile files are kept for a closer look (Chrome DevTools, speedscope).
  */
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
+const FIREHOSE = process.env.BENCH_WORKLOAD === 'firehose';
 const profileDir = mkdtempSync(join(tmpdir(), 'hangar-profile-'));
 
 const mock = await spawnScript('./mock-upstream.ts');
@@ -22,13 +24,34 @@ try {
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   });
   const { url } = hangar;
+  const agent = FIREHOSE ? 'firehose' : 'short';
   const created = await fetch(`${url}/api/agents`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'short', model: { provider: 'mock', model: 'short' } }),
+    body: JSON.stringify({ name: agent, model: { provider: 'mock', model: agent } }),
   });
   if (created.status !== 201) throw new Error(`agent: ${created.status} ${await created.text()}`);
   const until = Date.now() + DURATION_S * 1000;
+  if (FIREHOSE) await streamFirehoses(url, until);
+  else await shortJsonRuns(url, until);
+} finally {
+  await hangar?.stop();
+  await mock.stop();
+}
+
+/** Streamed runs of the firehose model, one after another, read to their end. */
+async function streamFirehoses(url: string, until: number) {
+  let streams = 0;
+  while (Date.now() < until) {
+    const response = await fetch(`${url}/api/agents/firehose/run`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+    await response.text();
+    streams++;
+  }
+  console.log(`${DURATION_S} s: ${streams} streamed runs of 20,000 chunks`);
+}
+
+/** CLIENTS clients of short runs, each asking for one JSON response. */
+async function shortJsonRuns(url: string, until: number) {
   let completed = 0;
   let failed = 0;
   await Promise.all(
@@ -47,9 +70,6 @@ try {
     }),
   );
   console.log(`${CLIENTS} clients, ${DURATION_S} s: ${(completed / DURATION_S).toFixed(1)} short JSON runs/s, ${failed} failed`);
-} finally {
-  await hangar?.stop();
-  await mock.stop();
 }
 
 // One profile per thread (`CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`): the main thread is 0,

@@ -1,6 +1,7 @@
 /**
- * A pause that ends after `ms`, on `wake()` (a pub/sub message), or when `signal` aborts. Each
- * sleep removes its abort listener when it ends, so a loop sleeping for hours adds none.
+ * A pause that ends after `ms` (never, with Infinity: no timer), on `wake()` (a pub/sub message), or
+ * when `signal` aborts. Each sleep removes its abort listener when it ends, so a loop sleeping for
+ * hours adds none.
  */
 export function createWakeablePause() {
   let wakeSleeper: (() => void) | undefined;
@@ -15,7 +16,7 @@ export function createWakeablePause() {
           wakeSleeper = undefined;
           resolve();
         };
-        const timer = setTimeout(end, ms);
+        const timer = ms === Infinity ? undefined : setTimeout(end, ms);
         wakeSleeper = end;
         signal.addEventListener('abort', end, { once: true });
       }),

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createWakeablePause } from '../src/wakeable-pause.js';
 
 describe('the wakeable pause', () => {
@@ -22,5 +22,23 @@ describe('the wakeable pause', () => {
     controller.abort();
     await sleeping;
     await pause.sleep(60_000, controller.signal);
+  });
+
+  it('sleeps with no timer at all when asked for Infinity, until woken or aborted', async () => {
+    vi.useFakeTimers();
+    try {
+      const controller = new AbortController();
+      const pause = createWakeablePause();
+      const woken = pause.sleep(Infinity, controller.signal);
+      expect(vi.getTimerCount()).toBe(0);
+      pause.wake();
+      await woken;
+      const aborted = pause.sleep(Infinity, controller.signal);
+      controller.abort();
+      await aborted;
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -137,7 +137,8 @@ export function createEventTails(deps: EventTailDeps) {
           yield* readStored();
           return;
         }
-        await pause.sleep(deps.pollIntervalMs, signal);
+        // The shared tail hands over what arrives and ends the reader: an idle reader needs no timer of its own.
+        await pause.sleep(Infinity, signal);
       }
     } finally {
       shared.followers.delete(follower);
