@@ -24,6 +24,8 @@ const STREAM_CHUNKS = Number(process.env.BENCH_STREAM_CHUNKS ?? 20_000);
 const FIREHOSE_TIMEOUT_MS = 120_000;
 const POLL_INTERVAL_MS = 250; // Hangar:Api:RunEventPollInterval's default
 const AGENTS = ['ttft', 'short', 'firehose', 'hang'];
+/** BENCH_WORKLOADS=json,sse (say) measures only those: first-token, json, sse, firehose, idle. */
+const WORKLOADS = new Set((process.env.BENCH_WORKLOADS ?? 'first-token,json,sse,firehose,idle').split(','));
 const { real: realEngines, name: engines, schemaPrefix, env: engineEnv } = benchEngines();
 
 /** PostgreSQL's counters for the idle workload: database-wide commits, scans of this run's schemas. */
@@ -41,7 +43,8 @@ function sqlCounters(client: pg.Client) {
 }
 
 /** Runs one workload; a failure is printed and leaves its figures out rather than ending the benchmark. */
-async function workload<T>(name: string, run: () => Promise<T>): Promise<T | undefined> {
+async function workload<T>(key: string, name: string, run: () => Promise<T>): Promise<T | undefined> {
+  if (!WORKLOADS.has(key)) return undefined;
   console.log(`\n— ${name}`);
   try {
     return await run();
@@ -83,16 +86,20 @@ try {
     if (created.status !== 201) throw new Error(`agent ${name}: ${created.status} ${await created.text()}`);
   }
 
-  figures.firstToken = await workload('first-token added latency', () => measureFirstToken(direct, viaProxy, viaHangar, SAMPLES));
-  figures.json = await workload('short runs/s, JSON mode', () =>
+  figures.firstToken = await workload('first-token', 'first-token added latency', () =>
+    measureFirstToken(direct, viaProxy, viaHangar, SAMPLES),
+  );
+  figures.json = await workload('json', 'short runs/s, JSON mode', () =>
     compareThroughput(viaProxy, viaHangar, 'JSON', CLIENTS, DURATION_S * 1000),
   );
-  figures.sse = await workload('short runs/s, SSE mode', () => compareThroughput(viaProxy, viaHangar, 'SSE', CLIENTS, DURATION_S * 1000));
-  figures.firehose = await workload('events/s on one stream', () =>
+  figures.sse = await workload('sse', 'short runs/s, SSE mode', () =>
+    compareThroughput(viaProxy, viaHangar, 'SSE', CLIENTS, DURATION_S * 1000),
+  );
+  figures.firehose = await workload('firehose', 'events/s on one stream', () =>
     measureFirehose(direct, viaProxy, viaHangar, STREAM_CHUNKS, FIREHOSE_TIMEOUT_MS),
   );
   // Idle streams last: a fresh process frees start-up memory for half a minute, which would blur the RSS growth.
-  figures.idle = await workload('idle /events streams', async () => {
+  figures.idle = await workload('idle', 'idle /events streams', async () => {
     console.log(`${IDLE_STREAMS} idle streams requested; CPU and counters over ${DURATION_S} s of idleness without, then with them:`);
     const common = { count: IDLE_STREAMS, seconds: DURATION_S };
     const proxied = await measureIdleStreams({

@@ -64,6 +64,7 @@ export const runExecutorModule = grpcServiceModule({
       skills: clients.skills,
       attachments: clients.attachments,
       audit: clients.audit,
+      admitRun: clients.admitRun,
       toolCatalog: clients.toolCatalog,
       models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
       breaker: createCircuitBreaker({

@@ -5,7 +5,7 @@ import { createInProcessPubSub } from '@hangar/messaging';
 import { createLogger, loadConfig, type Caller } from '@hangar/platform';
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
-import type { AgentLoader, SessionGateway, SkillGateway, ToolCatalog } from '../src/clients/ports.js';
+import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, ToolCatalog } from '../src/clients/ports.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
@@ -73,7 +73,7 @@ export function createMemoryStores() {
   };
   const ended = (runId: string) => ['Completed', 'Failed', 'Canceled'].includes(runs.get(runId)?.status ?? '');
   const runRepository: Partial<RunRepository> = {
-    async insert(tenantId, run, status: RunStatus = 'Running') {
+    async insert(tenantId, run, status: RunStatus = 'Running', record = {}) {
       const row: RunRow & { tenantId: string } = {
         ...run,
         tenantId,
@@ -83,12 +83,13 @@ export function createMemoryStores() {
         durationMs: null,
         usage: ZERO_USAGE,
         cost: null,
-        modelProvider: null,
-        model: null,
+        modelProvider: record.model?.provider ?? null,
+        model: record.model?.model ?? null,
         errorType: null,
         errorMessage: null,
       };
       runs.set(run.id, row);
+      if (record.input !== undefined) inputs.set(run.id, record.input);
       return row;
     },
     async get(tenantId, runId) {
@@ -170,6 +171,8 @@ export interface HarnessOptions {
   sessions?: Partial<SessionGateway>;
   /** The registry's tool catalog; by default, empty. */
   toolCatalog?: ToolCatalog;
+  /** Governance's quota admission; by default every run is admitted. */
+  admitRun?: QuotaAdmission;
   /** The skill service; by default it knows no skill. */
   skills?: Partial<SkillGateway>;
 }
@@ -212,6 +215,7 @@ export function createHarness(options: HarnessOptions = {}) {
     skills: strictFake<SkillGateway>('skills', options.skills ?? { forRun: async () => [] }),
     attachments: strictFake('attachments', {}),
     audit: async () => {},
+    admitRun: options.admitRun ?? (async () => undefined),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
     models: {
       resolve(provider: string, model: string): ResolvedModel | undefined {

@@ -144,6 +144,24 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
     });
   });
 
+  describe('run starts', () => {
+    it('writes a run, its input and its first model in one statement', async () => {
+      const input = { agentName: 'bot', messages: [{ role: 'user', content: 'hi' }] };
+      const run = await runs.insert('t1', newRun(), 'Running', { input, model: { provider: 'mock', model: 'm1' } });
+      expect(run).toMatchObject({ status: 'Running', modelProvider: 'mock', model: 'm1' });
+      expect(await runs.getInput('t1', run.id)).toMatchObject({ input });
+      const bare = await runs.insert('t1', newRun());
+      expect(bare).toMatchObject({ modelProvider: null, model: null });
+      expect(await runs.getInput('t1', bare.id)).toBeUndefined();
+    });
+
+    it('writes nothing when the row cannot be written: a second start of the same id keeps the first input', async () => {
+      const first = await runs.insert('t1', newRun(), 'Running', { input: { n: 1 } });
+      await expect(runs.insert('t1', newRun({ id: first.id, rootRunId: first.id }), 'Running', { input: { n: 2 } })).rejects.toThrow();
+      expect(await runs.getInput('t1', first.id)).toMatchObject({ input: { n: 1 } });
+    });
+  });
+
   describe('run endings', () => {
     it('keeps the first ending: a second finish and a later markRunning change nothing', async () => {
       const run = await runs.insert('t1', newRun());

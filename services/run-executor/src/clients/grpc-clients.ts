@@ -7,7 +7,7 @@ import {
   SessionServiceDefinition,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
-import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, SkillGateway, ToolCatalog } from './ports.js';
+import type { AgentLoader, AttachmentReader, AuditWriter, QuotaAdmission, SessionGateway, SkillGateway, ToolCatalog } from './ports.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
 
@@ -82,6 +82,10 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   };
 
   const audit: AuditWriter = async (caller, entry) => void (await governance.recordAudit(entry, { caller }));
+  const admitRun: QuotaAdmission = async (caller, agentName) => {
+    const decision = await governance.admitRun({ agentName }, { caller });
+    return decision.admitted ? undefined : decision.exceeded!;
+  };
 
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
   const toolCatalog: ToolCatalog = () => {
@@ -104,6 +108,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     sessions,
     skills,
     audit,
+    admitRun,
     toolCatalog,
     close() {
       registryChannel.close();

@@ -15,6 +15,19 @@ export interface AgentLoader {
   ): Promise<PromptEstimate>;
 }
 
+/** A quota rule that is used up (governance's answer when it refuses a run). */
+export interface ExceededQuota {
+  name: string;
+  metric: string;
+  period: string;
+  limit: number;
+  used: number;
+  resetsAt: string | undefined;
+}
+
+/** Governance's quota admission: undefined admits the run, a rule refuses it. */
+export type QuotaAdmission = (caller: Caller, agentName: string) => Promise<ExceededQuota | undefined>;
+
 export interface PromptEstimate {
   estimatedPromptTokens: number;
   contextWindowTokens: number | null;

@@ -40,6 +40,8 @@ export interface ModelTurnsDeps {
 
 export interface ModelTurnsInput {
   runId: string;
+  /** The model the run's row names already (a new run's row names its first model). */
+  recordedModel: { provider: string | null; model: string | null };
   definition: AgentDefinition;
   system: string | undefined;
   messages: ModelMessage[];
@@ -90,6 +92,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
 
   async function* turns(input: ModelTurnsInput, recorded: { modelWrite: Promise<unknown> }): AsyncGenerator<RunUpdate, ModelTurnsResult> {
     const { runId, definition, budget, emit, signal, pending } = input;
+    let recordedModel = input.recordedModel;
     const providerSettings = definition.model.providerSettings as { temperature?: number; maxOutputTokens?: number; topP?: number };
     let usage: Usage = ZERO_USAGE;
     let outputText = '';
@@ -107,9 +110,13 @@ export function createModelTurns(deps: ModelTurnsDeps) {
         continue;
       }
       // One after another, so the row names the model that was tried last.
-      recorded.modelWrite = recorded.modelWrite.then(() =>
-        deps.record('run model', () => deps.runs.setModel(runId, candidate.provider, candidate.model)),
-      );
+      const alreadyRecorded = candidate.provider === recordedModel.provider && candidate.model === recordedModel.model;
+      if (!alreadyRecorded) {
+        recordedModel = { provider: candidate.provider, model: candidate.model };
+        recorded.modelWrite = recorded.modelWrite.then(() =>
+          deps.record('run model', () => deps.runs.setModel(runId, candidate.provider, candidate.model)),
+        );
+      }
       const timeout = resolved.settings.Timeout;
       const callSignal = timeout ? AbortSignal.any([signal, AbortSignal.timeout(timeout)]) : signal;
       let produced = false;

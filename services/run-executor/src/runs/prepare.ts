@@ -1,10 +1,12 @@
 import type { AgentDefinition } from '@hangar/contracts';
 import { HangarError, validationError, type Caller, type HangarConfig } from '@hangar/platform';
 import type { AgentLoader, AttachmentContent, AttachmentReader, PromptEstimate, SessionGateway } from '../clients/ports.js';
+import type { Admission } from './admission.js';
 import type { StartRunRequest } from './run.model.js';
 
 export interface PrepareDeps {
   agents: AgentLoader;
+  admit: Admission;
   sessions: SessionGateway;
   attachments: AttachmentReader;
   settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight'>;
@@ -80,9 +82,19 @@ export function createPreparation(deps: PrepareDeps) {
   }
 
   return {
-    /** Every check that refuses a run before it exists (404, 400, 403, 501), and what the run needs. */
-    async prepare(caller: Caller, request: StartRunRequest) {
-      const { definition, version } = await deps.agents.load(caller, request.agentName);
+    /**
+     * Every check that refuses a run before it exists (429 with `admit`, 404, 400, 403, 501), and
+     * what the run needs. The quota admission and the agent's load run side by side; a refusal by
+     * quota comes first.
+     */
+    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean }) {
+      const [admitted, loaded] = await Promise.allSettled([
+        options.admit ? deps.admit(caller, request.agentName) : undefined,
+        deps.agents.load(caller, request.agentName),
+      ]);
+      if (admitted.status === 'rejected') throw admitted.reason;
+      if (loaded.status === 'rejected') throw loaded.reason;
+      const { definition, version } = loaded.value;
       const parameters = checkParameters(definition, request.parameters, deps.settings.MaxParameterValueLength);
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);

@@ -3,7 +3,15 @@ import type { PubSub } from '@hangar/messaging';
 import type { ApprovalRepository } from '../approvals/approval.repository.js';
 import { createApprovals } from '../approvals/approvals.service.js';
 import { createCancellation } from '../cancellation/cancellation.service.js';
-import type { AgentLoader, AttachmentReader, AuditWriter, SessionGateway, SkillGateway, ToolCatalog } from '../clients/ports.js';
+import type {
+  AgentLoader,
+  AttachmentReader,
+  AuditWriter,
+  QuotaAdmission,
+  SessionGateway,
+  SkillGateway,
+  ToolCatalog,
+} from '../clients/ports.js';
 import { contentGuardFrom } from '../content-guard.js';
 import { typedPubSub } from '../events/channels.js';
 import { createEventTails } from '../events/event-tail.js';
@@ -18,6 +26,7 @@ import type { ModelResolver } from '../providers/model-providers.js';
 import { createRecorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
 import { createReconciliation } from '../reconciliation/reconciliation.service.js';
+import { createAdmission } from './admission.js';
 import { createModelTurns } from './model-turns.js';
 import { createPreparation } from './prepare.js';
 import { createRunExecution, graphLimit } from './run-execution.js';
@@ -49,6 +58,7 @@ export interface RunEngineDeps {
   skills: SkillGateway;
   attachments: AttachmentReader;
   audit: AuditWriter;
+  admitRun: QuotaAdmission;
   models: ModelResolver;
   breaker: CircuitBreaker;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
@@ -73,7 +83,13 @@ export function createRunEngine(deps: RunEngineDeps) {
     shipDirect: deps.shipDirect,
     enabled: config.RunRecording.Enabled,
   };
-  const preparation = createPreparation({ agents: deps.agents, sessions: deps.sessions, attachments: deps.attachments, settings: config });
+  const preparation = createPreparation({
+    agents: deps.agents,
+    admit: createAdmission({ admitRun: deps.admitRun, logger, settings: config }),
+    sessions: deps.sessions,
+    attachments: deps.attachments,
+    settings: config,
+  });
   const tools = createToolSets({ toolCatalog: deps.toolCatalog, skills: deps.skills, settings: config });
   const approvals = createApprovals({
     approvals: repositories.approvals,

@@ -109,7 +109,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
   async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
     const parent = context.parent?.run;
     const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
-    const prepared = await deps.preparation.prepare(caller, request);
+    // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued.
+    const prepared = await deps.preparation.prepare(caller, request, {
+      admit: !parent && !context.queuedRunId && !context.continuedRunId,
+    });
     const { definition, version } = prepared;
     const guard = deps.guard;
     // The content guard sees the caller's words before anything records them or a model reads them.
@@ -137,22 +140,30 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const runId = existingRunId ?? randomUUID();
     // A queued run that ended already (its worker died after finishing it) is not executed again.
     if (context.queuedRunId && !(await runs.markRunning(runId))) return;
+    const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? runInput(definition.name, request) : undefined;
+    // A new run's row, input and first model are one statement; a queued or continued run's row exists.
+    const firstModel = existingRunId ? undefined : { provider: definition.model.provider, model: definition.model.model };
     const started = await record('run row', () =>
-      context.continuedRunId || context.queuedRunId
+      existingRunId
         ? runs.get(caller.tenantId, runId)
-        : runs.insert(caller.tenantId, {
-            id: runId,
-            agentName: definition.name,
-            agentVersion: version,
-            sessionId: request.sessionId ?? null,
-            kind: parent ? 'Child' : 'Interactive',
-            isStreaming: request.isStreaming,
-            rootRunId: parent?.rootRunId ?? runId,
-            parentRunId: parent?.id ?? null,
-            depth: parent ? parent.depth + 1 : 0,
-            userId: caller.userId ?? null,
-            labels: caller.labels ?? {},
-          }),
+        : runs.insert(
+            caller.tenantId,
+            {
+              id: runId,
+              agentName: definition.name,
+              agentVersion: version,
+              sessionId: request.sessionId ?? null,
+              kind: parent ? 'Child' : 'Interactive',
+              isStreaming: request.isStreaming,
+              rootRunId: parent?.rootRunId ?? runId,
+              parentRunId: parent?.id ?? null,
+              depth: parent ? parent.depth + 1 : 0,
+              userId: caller.userId ?? null,
+              labels: caller.labels ?? {},
+            },
+            'Running',
+            { input, model: firstModel },
+          ),
     );
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
@@ -209,17 +220,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         parent
           ? undefined
           : record('cancel subscription', () => deps.cancellation.listen(runId)).then((listening) => (cancels = listening)),
-        settings.RunRecording.RecordRunInput && !context.continuedRunId
-          ? record('run input', () =>
-              runs.recordInput(runId, {
-                agentName: definition.name,
-                sessionId: request.sessionId ?? null,
-                messages: request.messages,
-                parameters: request.parameters,
-                attachments: request.attachments,
-              }),
-            )
-          : undefined,
+        input !== undefined && context.queuedRunId ? record('run input', () => runs.recordInput(runId, input)) : undefined,
         existingRunId ? deps.writer.events.lastSeq(runId) : 0,
       ]);
       events = createEventWriter(deps.writer, eventTarget, afterSeq);
@@ -313,6 +314,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     );
     const result = yield* deps.modelTurns({
       runId: run.id,
+      recordedModel: { provider: run.modelProvider, model: run.model },
       definition,
       system:
         [renderInstructions(definition.instructions, parameters), skillInstructions, structured && structuredResponseHint(definition)]
@@ -350,6 +352,15 @@ export function createRunExecution(deps: RunExecutionDeps) {
 }
 
 export type RunExecution = ReturnType<typeof createRunExecution>;
+
+/** What `RunRecording:RecordRunInput` keeps of a run's request. */
+const runInput = (agentName: string, request: StartRunRequest) => ({
+  agentName,
+  sessionId: request.sessionId ?? null,
+  messages: request.messages,
+  parameters: request.parameters,
+  attachments: request.attachments,
+});
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
 function placeholderRun(

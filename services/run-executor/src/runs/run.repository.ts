@@ -66,39 +66,61 @@ export function toRun(row: Selected): RunRow {
   };
 }
 
-export async function insertRun(db: Kysely<RunDatabase>, tenantId: string, run: NewRun, status: RunStatus): Promise<RunRow> {
+/** What a run records with its row, in the same statement: its input and the model it tries first. */
+export interface RunStartRecord {
+  input?: unknown;
+  model?: { provider: string; model: string };
+}
+
+export async function insertRun(
+  db: Kysely<RunDatabase>,
+  tenantId: string,
+  run: NewRun,
+  status: RunStatus,
+  record: RunStartRecord = {},
+): Promise<RunRow> {
+  const values = {
+    id: run.id,
+    tenant_id: tenantId,
+    agent_name: run.agentName,
+    agent_version: run.agentVersion,
+    session_id: run.sessionId,
+    status: RUN_STATUSES.indexOf(status),
+    kind: run.kind,
+    is_streaming: run.isStreaming,
+    root_run_id: run.rootRunId,
+    parent_run_id: run.parentRunId,
+    depth: run.depth,
+    user_id: run.userId,
+    labels: jsonb<Record<string, string>>(run.labels),
+    completed_at: null,
+    input_cost: null,
+    output_cost: null,
+    cached_input_cost: null,
+    total_cost: null,
+    cost_currency: null,
+    input_price_per_mtok: null,
+    output_price_per_mtok: null,
+    cached_input_price_per_mtok: null,
+    model_provider: record.model?.provider ?? null,
+    model: record.model?.model ?? null,
+    error_type: null,
+    error_message: null,
+    heartbeat_at: sql<Date>`now()`,
+  };
+  if (record.input === undefined)
+    return toRun((await db.insertInto('runs').values(values).returningAll().executeTakeFirstOrThrow()) as Selected);
+  // One statement for the row and its input (the foreign key is checked at the statement's end).
   const row = await db
-    .insertInto('runs')
-    .values({
-      id: run.id,
-      tenant_id: tenantId,
-      agent_name: run.agentName,
-      agent_version: run.agentVersion,
-      session_id: run.sessionId,
-      status: RUN_STATUSES.indexOf(status),
-      kind: run.kind,
-      is_streaming: run.isStreaming,
-      root_run_id: run.rootRunId,
-      parent_run_id: run.parentRunId,
-      depth: run.depth,
-      user_id: run.userId,
-      labels: jsonb(run.labels),
-      completed_at: null,
-      input_cost: null,
-      output_cost: null,
-      cached_input_cost: null,
-      total_cost: null,
-      cost_currency: null,
-      input_price_per_mtok: null,
-      output_price_per_mtok: null,
-      cached_input_price_per_mtok: null,
-      model_provider: null,
-      model: null,
-      error_type: null,
-      error_message: null,
-      heartbeat_at: sql`now()`,
-    })
-    .returningAll()
+    .with('run', (qb) => qb.insertInto('runs').values(values).returningAll())
+    .with('input', (qb) =>
+      qb
+        .insertInto('run_inputs')
+        .columns(['run_id', 'input'])
+        .expression((eb) => eb.selectFrom('run').select(['run.id', jsonb(record.input).as('input')])),
+    )
+    .selectFrom('run')
+    .selectAll()
     .executeTakeFirstOrThrow();
   return toRun(row as Selected);
 }
@@ -167,7 +189,8 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       );
     },
 
-    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running') => insertRun(db, tenantId, run, status),
+    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running', record?: RunStartRecord) =>
+      insertRun(db, tenantId, run, status, record),
 
     async setStatus(runId: string, status: RunStatus) {
       await db

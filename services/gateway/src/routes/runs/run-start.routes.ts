@@ -2,7 +2,6 @@ import { runStatusFromProto } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
 import { AgentNameParams, problemResponse } from '../../api.schemas.js';
-import { admitRun } from '../../http/quota-admission.js';
 import { defineRoute } from '../../http/route.js';
 import { runResponseBody, streamRunUpdates } from '../../http/run-stream.js';
 import { RunRequestSchema, startRunRequest, RunResponseSchema } from './runs.schemas.js';
@@ -35,8 +34,7 @@ export const runAgent = defineRoute({
     501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
     503: problemResponse('No model provider could answer (JSON mode)'),
   },
-  async handler({ params, body, caller, request, response }, { runs, governance, config, logger }) {
-    await admitRun(params.name, caller, governance, config, logger);
+  async handler({ params, body, caller, request, response }, { runs, config }) {
     if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
       const { run: queued } = await runs.enqueueRun({ run: startRunRequest(params.name, body, false) }, { caller });
       const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
@@ -55,7 +53,7 @@ export const runAgent = defineRoute({
       .startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal: abort.signal })
       [Symbol.asyncIterator]();
     try {
-      // Refusals (unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
+      // Refusals (a used-up quota, unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
       const first = await updates.next();
       if (first.done || first.value.update?.$case !== 'started')
         throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');

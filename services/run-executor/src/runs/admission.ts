@@ -1,0 +1,38 @@
+import { HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import type { QuotaAdmission } from '../clients/ports.js';
+
+export interface AdmissionDeps {
+  admitRun: QuotaAdmission;
+  logger: Logger;
+  settings: Pick<HangarConfig, 'Quotas'>;
+}
+
+/**
+ * SPEC Agents 11: a run starts only while no quota rule that covers its agent is used up; a
+ * used-up rule refuses it with 429 before anything starts. When governance cannot answer,
+ * `Quotas:AllowOnStoreFailure` decides. Every way a run starts (streamed, one response, queued)
+ * passes here; a child run is part of its root's admission.
+ */
+export function createAdmission(deps: AdmissionDeps) {
+  const { Quotas } = deps.settings;
+  return async function admit(caller: Caller, agentName: string): Promise<void> {
+    if (!Quotas.Enabled) return;
+    let exceeded;
+    try {
+      exceeded = await deps.admitRun(caller, agentName);
+    } catch (error) {
+      if (!Quotas.AllowOnStoreFailure) throw error;
+      deps.logger.warn({ err: (error as Error).message }, 'quota store unavailable; run admitted (Quotas:AllowOnStoreFailure)');
+      return;
+    }
+    if (!exceeded) return;
+    throw new HangarError(
+      'tooManyRequests',
+      `quota "${exceeded.name}" is used up (${exceeded.used} of ${exceeded.limit} ${exceeded.metric.toLowerCase()} per ${exceeded.period.toLowerCase()})`,
+      { quota: exceeded.name, limit: exceeded.limit, used: exceeded.used, resetsAt: exceeded.resetsAt },
+      'quota_exceeded',
+    );
+  };
+}
+
+export type Admission = ReturnType<typeof createAdmission>;
