@@ -148,7 +148,11 @@ describe('every run ends', () => {
   });
 
   it('event writes that fail for a while do not stop the run, and its end is still recorded', async () => {
-    const harness = createHarness({ models: { 'fake/primary': [textAnswer('one two three')] } });
+    // Each event in a write of its own, so the failures hit the first writes and spare the last.
+    const harness = createHarness({
+      models: { 'fake/primary': [textAnswer('one two three')] },
+      config: { Hangar: { Runs: { EventBatchWindow: 0 } } },
+    });
     const append = harness.stores.eventRepository.appendEvents!;
     let failures = 2;
     harness.stores.eventRepository.appendEvents = async (target, events) => {

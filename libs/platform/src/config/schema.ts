@@ -166,6 +166,11 @@ export const ConfigSchema = z
       Runs: section({
         /** How long a cancel waits for the instance executing the run to answer before it is 409. */
         CancelReplyTimeout: duration().default(2000),
+        /**
+         * How long a run's first streamed event (a text delta, `run.started`) waits for others to be
+         * stored with it in one statement; any other event, and the run's end, write at once.
+         */
+        EventBatchWindow: duration().default(20),
       }),
     }),
     Tenancy: section({

@@ -1,11 +1,13 @@
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
+import { createWakeablePause } from '../wakeable-pause.js';
 import type { TypedPubSub } from './channels.js';
 import { channels } from './channels.js';
 import type { RunEventEnvelope } from '@hangar/contracts';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
 import type { EventRepository } from './event.repository.js';
 
-export type Emit = (type: string, data: Record<string, unknown>) => Promise<void>;
+/** Records an event; `batch` lets it wait up to the writer's batch window for others (a text delta). */
+export type Emit = (type: string, data: Record<string, unknown>, options?: { batch?: boolean }) => Promise<void>;
 
 export interface EventWriterDeps {
   events: Pick<EventRepository, 'appendEvents' | 'lastSeq'>;
@@ -17,23 +19,30 @@ export interface EventWriterDeps {
   enabled: boolean;
   /** Hands stored events to an in-process event log directly (a durable one is fed by the outbox instead). */
   shipDirect?: (records: Array<{ key: string; value: string }>) => Promise<void>;
+  /** `Hangar:Runs:EventBatchWindow`: how long an idle writer waits after a batchable event. */
+  batchWindowMs: number;
 }
+
+const NEVER = new AbortController().signal;
 
 /**
  * Writes one run's events in order, so the caller's stream never waits for the store: what
  * arrives while a write is in flight goes in the next one, as one multi-row statement (a streamed
- * answer emits an event per text delta). Each event is published only once stored; a failed
- * publication is only a missed wake-up (readers find the event in the table). The run waits for
- * the writer to drain before it ends.
+ * answer emits an event per text delta). A batchable event that finds the writer idle waits up to
+ * the batch window for company; any other event, or draining, cuts the wait short. Each event is
+ * published only once stored; a failed publication is only a missed wake-up (readers find the
+ * event in the table). The run waits for the writer to drain before it ends.
  */
 export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget, afterSeq = 0) {
   let seq = afterSeq;
   let waiting: Array<NewRunEvent & { stored: () => void }> = [];
   let writing: Promise<void> = Promise.resolve();
   let inFlight = false;
+  const window = createWakeablePause();
 
-  async function writeWaiting() {
+  async function writeWaiting(batch: boolean) {
     inFlight = true;
+    if (batch && deps.batchWindowMs > 0) await window.sleep(deps.batchWindowMs, NEVER);
     while (waiting.length) {
       const batch = waiting;
       waiting = [];
@@ -61,13 +70,20 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
     inFlight = false;
   }
 
-  const emit: Emit = (type, data) => {
+  const emit: Emit = (type, data, options) => {
     if (!deps.enabled) return Promise.resolve();
     const done = new Promise<void>((stored) => waiting.push({ seq: ++seq, type, data, stored }));
-    if (!inFlight) writing = writeWaiting();
+    const batch = options?.batch === true;
+    if (!inFlight) writing = writeWaiting(batch);
+    else if (!batch) window.wake();
     return done;
   };
-  return { emit, drained: () => writing };
+  /** Everything emitted so far is stored (or given up): written now, without waiting out a batch window. */
+  const drained = () => {
+    window.wake();
+    return writing;
+  };
+  return { emit, drained };
 }
 
 export type EventWriter = ReturnType<typeof createEventWriter>;

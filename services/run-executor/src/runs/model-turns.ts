@@ -161,7 +161,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
                 outputText += part.text;
                 if (!input.streamDeltas) break;
                 const text = input.maskDelta(part.text);
-                if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text });
+                if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text }, { batch: true });
                 yield { type: 'text-delta', text };
                 break;
               }

@@ -82,6 +82,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     eventsStored: deps.eventsStored,
     shipDirect: deps.shipDirect,
     enabled: config.RunRecording.Enabled,
+    batchWindowMs: config.Hangar.Runs.EventBatchWindow,
   };
   const preparation = createPreparation({
     agents: deps.agents,

@@ -226,7 +226,11 @@ export function createRunExecution(deps: RunExecutionDeps) {
       events = createEventWriter(deps.writer, eventTarget, afterSeq);
       const emit = events.emit;
       // Stored before every later event of the run (the writer keeps order); the model call need not wait for it.
-      void emit('run.started', { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null });
+      void emit(
+        'run.started',
+        { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null },
+        { batch: true },
+      );
       yield { type: 'started', run };
 
       const outcome = yield* turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait);
@@ -238,8 +242,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
       budget.cost += cost?.total ?? 0;
       const failure = outcome.failure;
       if (!failure) {
+        // Stored with the deltas before it; the run's end drains the writer.
         if (outcome.outputText)
-          await emit('message.completed', { text: recordable(outcome.outputText, settings.RunRecording.MaxPayloadLength) });
+          void emit('message.completed', { text: recordable(outcome.outputText, settings.RunRecording.MaxPayloadLength) }, { batch: true });
         if (request.sessionId !== undefined)
           await deps.sessions.append(caller, request.sessionId, sessionTurn(request, prepared.attachments, outcome.outputText, runId));
       }
@@ -342,7 +347,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
     const outputText = guard.mask(result.outputText);
     if (holdOutput) {
-      if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText });
+      if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText }, { batch: true });
       yield { type: 'text-delta', text: outputText };
     }
     return { ...result, outputText };
