@@ -347,6 +347,20 @@ describe('run events', () => {
     await running;
   });
 
+  it('serves many readers of a run in progress, each from its own Last-Event-ID, the same events', async () => {
+    const running = run('live', { message: 'wait for it' });
+    const runId = (await runningRun(hangar, 'live')).id;
+    const positions = [0, 0, 0, 1, 1, 0, 0, 1, 0, 0];
+    const readers = await Promise.all(
+      positions.map((after) => call('GET', `/api/runs/${runId}/events`, { headers: after ? { 'last-event-id': String(after) } : {} })),
+    );
+    const whole = readers[0].frames.map((frame) => Number(frame.id));
+    expect(whole).toEqual(whole.map((_, index) => index + 1));
+    expect(readers[0].frames.at(-1)!.event).toBe('run.completed');
+    readers.forEach((reader, index) => expect(reader.frames.map((frame) => Number(frame.id))).toEqual(whole.slice(positions[index])));
+    await running;
+  });
+
   it('answers 404 for an unknown run and 400 for a malformed Last-Event-ID', async () => {
     expectProblem(await hangar.request('GET', '/api/runs/00000000-0000-4000-8000-000000000000/events'), 404, 'not_found');
     expectProblem(await hangar.request('GET', '/api/runs/not-a-uuid'), 404, 'not_found');

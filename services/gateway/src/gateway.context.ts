@@ -9,6 +9,8 @@ import type {
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
+import type { runPb } from '@hangar/contracts';
+import type { RunEventHub } from './routes/runs/run-event-hub.js';
 import type { createAuthenticator, Scope } from './http/auth.js';
 import type { HostPolicies } from './http/host-policies.js';
 import type { RateLimit } from './http/rate-limit.js';
@@ -23,6 +25,8 @@ export interface GatewayContext {
   registry: Client<typeof AgentRegistryServiceDefinition, CallerOptions>;
   sessions: Client<typeof SessionServiceDefinition, CallerOptions>;
   runs: Client<typeof RunExecutorServiceDefinition, CallerOptions>;
+  /** Run event streams shared by every reader of one run in this gateway. */
+  runEvents: RunEventHub<runPb.StreamRunEventsResponse>;
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;

@@ -13,6 +13,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimit } from './http/rate-limit.js';
+import { createRunEventHub } from './routes/runs/run-event-hub.js';
 import { loadHostPolicies } from './http/host-policies.js';
 import { roleAuthorizations } from './routes/system.routes.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
@@ -21,6 +22,8 @@ import { createGatewayApp, gatewayRoutes } from './gateway.app.js';
 import type { GatewayContext } from './gateway.context.js';
 
 const HEALTH_TIMEOUT_MS = 2000;
+/** Events a shared run event stream keeps for readers that join it late. */
+const SHARED_RUN_EVENTS_KEPT = 512;
 
 /** The HTTP edge: authenticates, resolves the tenant, and forwards to the services over gRPC. */
 export const gatewayModule: HangarModule = {
@@ -40,6 +43,7 @@ export const gatewayModule: HangarModule = {
     const routes = gatewayRoutes();
     const policies = await loadHostPolicies(config);
     const rateLimit = await createRateLimit(config, logger);
+    const runs = createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor);
     const context: GatewayContext = {
       config,
       logger,
@@ -49,7 +53,11 @@ export const gatewayModule: HangarModule = {
       policies,
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
-      runs: createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor),
+      runs,
+      runEvents: createRunEventHub({
+        open: (caller, runId, afterSeq, signal) => runs.streamRunEvents({ runId, afterSeq }, { caller, signal }),
+        keep: SHARED_RUN_EVENTS_KEPT,
+      }),
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
       governance,
       skills: createServiceClient(SkillServiceDefinition, channels.Skill),

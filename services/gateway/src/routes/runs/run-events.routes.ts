@@ -18,7 +18,7 @@ export const streamRunEvents = defineRoute({
     200: { description: 'text/event-stream; each frame has id = seq', schema: z.string() },
     404: problemResponse('Unknown run'),
   },
-  async handler({ params, caller, request, response }, { runs }) {
+  async handler({ params, caller, request, response }, { runs, runEvents }) {
     const lastEventId = request.get('last-event-id');
     if (lastEventId !== undefined && !/^\d{1,9}$/.test(lastEventId)) {
       throw validationError('Last-Event-ID must be the sequence number of an event', [
@@ -30,10 +30,7 @@ export const streamRunEvents = defineRoute({
     response.once('close', () => abort.abort());
     const stream = openEventStream(response);
     try {
-      for await (const event of runs.streamRunEvents(
-        { runId: params.runId, afterSeq: Number(lastEventId ?? 0) },
-        { caller, signal: abort.signal },
-      )) {
+      for await (const event of runEvents.follow(caller, params.runId, Number(lastEventId ?? 0), abort.signal)) {
         stream.send(event.type, { seq: event.seq, runId: event.runId, type: event.type, at: event.at, data: event.data ?? {} }, event.seq);
       }
     } catch (error) {
