@@ -17,4 +17,5 @@ export * from './run-events.js';
 export * as runPb from './generated/hangar/v1/run_executor.js';
 export * from './run-status.js';
 export * from './api-keys.js';
+export * from './tenants.js';
 export * from './host-policies.js';

@@ -8,6 +8,7 @@ import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
+import { tenantRoutes } from './routes/tenants.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -33,6 +34,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...skillRoutes,
     ...skillScriptGrantRoutes,
     ...apiKeyRoutes,
+    ...tenantRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

@@ -14,6 +14,7 @@ import type { RunEventHub } from './routes/runs/run-event-hub.js';
 import type { createAuthenticator, Scope } from './http/auth.js';
 import type { HostPolicies } from './http/host-policies.js';
 import type { RateLimit } from './http/rate-limit.js';
+import type { TenantStatus } from './http/tenant-status.js';
 
 /** What route handlers may use: configuration, the authenticator and the service clients. */
 export interface GatewayContext {
@@ -32,6 +33,8 @@ export interface GatewayContext {
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */
   policies: HostPolicies;
+  /** Whether a tenant is enabled (403 tenant_disabled when not). */
+  tenants: TenantStatus;
   /** RateLimit:*, when enabled. */
   rateLimit?: RateLimit;
   /** The host's run-authorization handler, when one is registered. */

@@ -13,6 +13,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimit } from './http/rate-limit.js';
+import { createTenantStatus } from './http/tenant-status.js';
 import { createRunEventHub } from './routes/runs/run-event-hub.js';
 import { loadHostPolicies } from './http/host-policies.js';
 import { roleAuthorizations } from './routes/system.routes.js';
@@ -33,13 +34,11 @@ export const gatewayModule: HangarModule = {
     const channels = Object.fromEntries(SERVICE_NAMES.map((name) => [name, createChannel(addressOf(name))]));
     const healthClients = Object.entries(channels).map(([name, channel]) => [name, createClient(HealthDefinition, channel)] as const);
     const governance = createServiceClient(GovernanceServiceDefinition, channels.Governance);
-    const apiKeys = createApiKeyVerifier({
-      governance,
-      pubsub: engines.pubsub,
-      systemCaller: { tenantId: config.DefaultTenantId, actor: 'gateway' },
-      logger,
-    });
+    const systemCaller = { tenantId: config.DefaultTenantId, actor: 'gateway' };
+    const apiKeys = createApiKeyVerifier({ governance, pubsub: engines.pubsub, systemCaller, logger });
     await apiKeys.start();
+    const tenants = createTenantStatus({ governance, pubsub: engines.pubsub, systemCaller, logger });
+    await tenants.start();
     const routes = gatewayRoutes();
     const policies = await loadHostPolicies(config);
     const rateLimit = await createRateLimit(config, logger);
@@ -50,6 +49,7 @@ export const gatewayModule: HangarModule = {
       authenticator: createAuthenticator(config, apiKeys),
       roleScopes: (role) => roleAuthorizations(routes)[role],
       rateLimit,
+      tenants,
       policies,
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
       sessions: createServiceClient(SessionServiceDefinition, channels.Session),
@@ -98,6 +98,7 @@ export const gatewayModule: HangarModule = {
           server.closeIdleConnections();
         });
         await apiKeys.stop();
+        await tenants.stop();
         await rateLimit?.close();
         for (const channel of Object.values(channels)) channel.close();
       },

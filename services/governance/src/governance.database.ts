@@ -2,6 +2,7 @@ import type { ApiKeyDatabase } from './api-keys/api-key.repository.js';
 import type { AuditDatabase } from './audit.repository.js';
 import type { IdempotencyDatabase } from './idempotency.repository.js';
 import type { QuotaDatabase } from './quota.repository.js';
+import type { TenantDatabase } from './tenants/tenant.repository.js';
 
 /** Every table of the governance schema. */
-export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase & ApiKeyDatabase;
+export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase & ApiKeyDatabase & TenantDatabase;

@@ -5,6 +5,8 @@ import type { ApiKeyService } from './api-keys/api-key.service.js';
 import type { AuditEntry } from './audit.repository.js';
 import type { GovernanceService, QuotaStatus } from './governance.service.js';
 import type { QuotaRuleRow } from './quota.repository.js';
+import { tenantGrpc } from './tenants/tenant.grpc.js';
+import type { TenantService } from './tenants/tenant.service.js';
 
 const { IdempotencyOutcome } = pb;
 
@@ -19,9 +21,14 @@ const quotaToProto = (status: QuotaStatus): pb.QuotaRule => ({ ...status, agentN
 
 const entryToProto = (entry: AuditEntry): pb.AuditEntry => ({ ...entry, userId: entry.userId ?? undefined });
 
-export function governanceGrpc(service: GovernanceService, apiKeys: ApiKeyService): pb.GovernanceServiceImplementation<CallerContext> {
+export function governanceGrpc(
+  service: GovernanceService,
+  apiKeys: ApiKeyService,
+  tenants: TenantService,
+): pb.GovernanceServiceImplementation<CallerContext> {
   return {
     ...apiKeyGrpc(apiKeys),
+    ...tenantGrpc(tenants),
     async recordAudit({ action, resourceType, resourceId, details }, { caller }) {
       return { entry: entryToProto(await service.recordAudit(caller, { action, resourceType, resourceId, details: details ?? {} })) };
     },

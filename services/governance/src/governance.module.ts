@@ -1,4 +1,4 @@
-import { API_KEY_REVOCATIONS_CHANNEL, GovernanceServiceDefinition, RUN_EVENTS_TOPIC } from '@hangar/contracts';
+import { API_KEY_REVOCATIONS_CHANNEL, GovernanceServiceDefinition, RUN_EVENTS_TOPIC, TENANT_CHANGES_CHANNEL } from '@hangar/contracts';
 import { auditOrLog, grpcServiceModule } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
@@ -9,13 +9,15 @@ import { createQuotaRepository } from './quota.repository.js';
 import { governanceGrpc } from './governance.grpc.js';
 import { createGovernanceService } from './governance.service.js';
 import { governanceMigrations } from './migrations/index.js';
+import { createTenantRepository } from './tenants/tenant.repository.js';
+import { createTenantService } from './tenants/tenant.service.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
 /** How often the moments API keys were last used are written (one write per key per flush, not per request). */
 const API_KEY_USE_FLUSH_MS = 10_000;
 
-/** The Governance process: so far the audit trail and the idempotency keys the gateway keeps. */
+/** The Governance process: tenants, API keys, quotas, the audit trail and the idempotency keys the gateway keeps. */
 export const governanceModule = grpcServiceModule({
   name: 'Governance',
   async setup({ config, engines, logger }, grpc) {
@@ -38,7 +40,17 @@ export const governanceModule = grpcServiceModule({
           );
         }),
     });
-    grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys));
+    const tenants = createTenantService({
+      repository: createTenantRepository(database.db),
+      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+      // A lost announcement leaves the old state in caches only until they expire.
+      announceChange: (id) =>
+        engines.pubsub.publish(TENANT_CHANGES_CHANNEL, JSON.stringify({ id })).catch((error) => {
+          logger.warn({ err: error, tenantId: id }, 'tenant change could not be announced; caches learn it when they expire');
+        }),
+      settings: { platformTenantId: config.DefaultTenantId, providerKeyPrefix: config.TenantProviders.AllowedConfigurationPrefix },
+    });
+    grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys, tenants));
     const flush = setInterval(() => {
       apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
     }, API_KEY_USE_FLUSH_MS);

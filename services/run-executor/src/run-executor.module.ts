@@ -1,6 +1,7 @@
 import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { grpcServiceModule } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
+import { createTenantProviders } from './providers/tenant-providers.js';
 import { createServiceClients } from './clients/grpc-clients.js';
 import type { RunDatabase } from './database.js';
 import { typedPubSub } from './events/channels.js';
@@ -47,6 +48,12 @@ export const runExecutorModule = grpcServiceModule({
           };
     await repositories.runs.applyReadView(readView.target, readView.enabled);
     const clients = createServiceClients(addressOf, { tenantId: config.DefaultTenantId, actor: 'run-executor' });
+    const tenantProviders = createTenantProviders({
+      fetch: clients.tenantProviders,
+      pubsub: typedPubSub(engines.pubsub, logger),
+      logger,
+    });
+    await tenantProviders.start();
 
     const relay = outbox
       ? createOutboxRelay({ repository: repositories.events, eventLog: engines.eventLog, logger, settings: OUTBOX_SETTINGS })
@@ -65,6 +72,7 @@ export const runExecutorModule = grpcServiceModule({
       attachments: clients.attachments,
       audit: clients.audit,
       admitRun: clients.admitRun,
+      tenantProviders: tenantProviders.of,
       toolCatalog: clients.toolCatalog,
       models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
       breaker: createCircuitBreaker({
@@ -113,6 +121,7 @@ export const runExecutorModule = grpcServiceModule({
         await worker?.stop();
         await engine.drain();
         await relay?.stop();
+        await tenantProviders.stop();
         clients.close();
       },
     };

@@ -5,7 +5,7 @@ import { createInProcessPubSub } from '@hangar/messaging';
 import { createLogger, loadConfig, type Caller } from '@hangar/platform';
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
-import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, ToolCatalog } from '../src/clients/ports.js';
+import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantProviderSource, ToolCatalog } from '../src/clients/ports.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
@@ -173,6 +173,8 @@ export interface HarnessOptions {
   toolCatalog?: ToolCatalog;
   /** Governance's quota admission; by default every run is admitted. */
   admitRun?: QuotaAdmission;
+  /** The tenant's own provider bindings; by default none. */
+  tenantProviders?: TenantProviderSource;
   /** The skill service; by default it knows no skill. */
   skills?: Partial<SkillGateway>;
 }
@@ -216,11 +218,14 @@ export function createHarness(options: HarnessOptions = {}) {
     attachments: strictFake('attachments', {}),
     audit: async () => {},
     admitRun: options.admitRun ?? (async () => undefined),
+    tenantProviders: options.tenantProviders ?? (async () => ({})),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
     models: {
       resolve(provider: string, model: string): ResolvedModel | undefined {
         const scripted = models.get(`${provider}/${model}`);
-        return scripted && { provider, model, languageModel: scripted.model, settings: config.Providers.fake };
+        return (
+          scripted && { provider, model, languageModel: scripted.model, settings: config.Providers.fake, circuit: `${provider}/${model}` }
+        );
       },
     } as never,
     breaker: createCircuitBreaker({

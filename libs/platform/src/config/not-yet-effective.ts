@@ -104,10 +104,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Webhooks:RetryDelays',
     'Webhooks:SignatureTolerance',
   ],
-  // SPEC Limits "Network egress and webhooks": per-tenant provider endpoints.
-  'Tenant providers': [
-    'TenantProviders:AllowedConfigurationPrefix',
-  ],
   // API.md "Content protection".
   'Content protection': [
     'ContentProtection:Enabled',

@@ -163,6 +163,8 @@ export const ConfigSchema = z
           LabelsClaim: str('hangar_labels'),
         }),
       }),
+      /** API keys of tenants' own providers, each named by a tenant's `apiKeyKey` (`Hangar:ProviderKeys:<name>`). */
+      ProviderKeys: z.record(z.string(), z.string()).default({}),
       Runs: section({
         /** How long a cancel waits for the instance executing the run to answer before it is 409. */
         CancelReplyTimeout: duration().default(2000),

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { TENANT_ID } from '@hangar/contracts';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { isApiKey, type ApiKeyVerifier } from './api-key-auth.js';
 import type { HostPolicies } from './host-policies.js';
@@ -159,8 +160,6 @@ export async function authorize(
   if (!(await policies.holdsRole(principal, caller, required.role))) throw forbidden(`this operation requires the ${required.role} role`);
   if (!principal.scopes.has(required.scope)) throw forbidden(`this operation requires the ${required.scope} scope`);
 }
-
-const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** SPEC Authentication 9: the default tenant unless tenancy resolves one from the request. */
 export function resolveTenant(config: HangarConfig, request: Request, principal?: Principal): string {

@@ -94,6 +94,7 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
     const tenantId = resolveTenant(context.config, request, principal);
     const caller = callerOf(principal, tenantId);
     if (route.auth !== 'none') {
+      await context.tenants.requireEnabled(tenantId);
       await authorize(principal!, caller, route.auth, context.policies);
       await context.policies.authorizeRequest(request.method, route.path, principal!, caller);
       await context.rateLimit?.admit(request, response, principal!, caller);

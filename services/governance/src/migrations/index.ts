@@ -94,4 +94,17 @@ export const governanceMigrations: Record<string, Migration> = {
       await db.schema.createIndex('api_keys_tenant').on('api_keys').columns(['tenant_id', 'created_at']).execute();
     },
   },
+  '0005_tenants': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('tenants')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('display_name', 'text', (column) => column.notNull())
+        .addColumn('enabled', 'boolean', (column) => column.notNull())
+        .addColumn('providers', 'jsonb', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+    },
+  },
 };

@@ -7,7 +7,16 @@ import {
   SessionServiceDefinition,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
-import type { AgentLoader, AttachmentReader, AuditWriter, QuotaAdmission, SessionGateway, SkillGateway, ToolCatalog } from './ports.js';
+import type {
+  AgentLoader,
+  AttachmentReader,
+  AuditWriter,
+  QuotaAdmission,
+  SessionGateway,
+  SkillGateway,
+  TenantProviderSource,
+  ToolCatalog,
+} from './ports.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
 
@@ -86,6 +95,15 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     const decision = await governance.admitRun({ agentName }, { caller });
     return decision.admitted ? undefined : decision.exceeded!;
   };
+  const tenantProviders: TenantProviderSource = async (caller) => {
+    const { tenant } = await governance.getTenant({ id: caller.tenantId }, { caller });
+    return Object.fromEntries(
+      Object.entries(tenant!.providers).map(([name, provider]) => [
+        name,
+        { kind: provider.kind, endpoint: provider.endpoint ?? null, apiKeyKey: provider.apiKeyKey },
+      ]),
+    );
+  };
 
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
   const toolCatalog: ToolCatalog = () => {
@@ -109,6 +127,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     skills,
     audit,
     admitRun,
+    tenantProviders,
     toolCatalog,
     close() {
       registryChannel.close();

@@ -15,6 +15,17 @@ export interface AgentLoader {
   ): Promise<PromptEstimate>;
 }
 
+/** A tenant's own binding of a model provider (API.md "Tenants"): it replaces the global one of the same name. */
+export interface TenantProvider {
+  kind: string;
+  endpoint: string | null;
+  /** The NAME of the configuration key holding the API key. */
+  apiKeyKey: string;
+}
+
+/** Governance's answer: the tenant's own provider bindings, by provider name. */
+export type TenantProviderSource = (caller: Caller) => Promise<Record<string, TenantProvider>>;
+
 /** A quota rule that is used up (governance's answer when it refuses a run). */
 export interface ExceededQuota {
   name: string;

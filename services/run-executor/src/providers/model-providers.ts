@@ -4,6 +4,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV2, LanguageModelV2StreamPart } from '@ai-sdk/provider';
 import type { HangarConfig, ProviderConfig } from '@hangar/platform';
+import type { TenantProvider } from '../clients/ports.js';
 import type { ConcurrencyLimiter } from './circuit-breaker.js';
 import { createDemoModel } from './demo-model.js';
 
@@ -12,12 +13,22 @@ export interface ResolvedModel {
   model: string;
   languageModel: LanguageModelV2;
   settings: ProviderConfig;
+  /** Whose circuit a failure counts against: the global provider's, or the tenant's own. */
+  circuit: string;
+}
+
+/** The run's tenant and its own provider bindings, which replace the global ones of the same name. */
+export interface TenantBindings {
+  tenantId: string;
+  providers: Record<string, TenantProvider>;
 }
 
 /**
- * Builds AI SDK models from `Providers:{name}`; one client per provider, one model object per
- * model. Every model call takes a slot of its provider (`ModelConcurrency`) for as long as the call
- * runs: tools, child runs and approvals between calls hold none.
+ * Builds AI SDK models from `Providers:{name}`, or from a tenant's own binding of that name (its
+ * kind, endpoint and the API key its configuration key NAME holds; the global provider's other
+ * settings, if any, still apply); one model object per model and binding. Every model call takes a
+ * slot of its provider (`ModelConcurrency`; a tenant's own provider has slots of its own) for as
+ * long as the call runs: tools, child runs and approvals between calls hold none.
  */
 export function createModelResolver(config: HangarConfig, concurrency: ConcurrencyLimiter) {
   const cache = new Map<string, LanguageModelV2>();
@@ -42,23 +53,69 @@ export function createModelResolver(config: HangarConfig, concurrency: Concurren
     }
   }
 
+  function cached(key: string, slots: string, make: () => LanguageModelV2): LanguageModelV2 {
+    let languageModel = cache.get(key);
+    if (!languageModel) {
+      languageModel = limitConcurrency(make(), () => concurrency.acquire(slots));
+      cache.set(key, languageModel);
+    }
+    return languageModel;
+  }
+
   return {
-    /** Undefined when the provider is not configured (the agent names a provider that went away). */
-    resolve(provider: string, model: string): ResolvedModel | undefined {
+    /** Undefined when the provider is not configured (the agent names a provider that went away, or a key that is not set). */
+    resolve(provider: string, model: string, tenant?: TenantBindings): ResolvedModel | undefined {
+      const own = tenant?.providers[provider];
+      if (own) {
+        const apiKey = providerKey(config, own.apiKeyKey);
+        if (apiKey === undefined) return undefined;
+        const settings: ProviderConfig = {
+          ...(config.Providers[provider] ?? BARE_PROVIDER),
+          Kind: own.kind as ProviderConfig['Kind'],
+          Endpoint: own.endpoint,
+          ApiKey: apiKey,
+        };
+        const circuit = `${tenant!.tenantId}\u0000${provider}`;
+        const key = `${circuit}\u0000${own.kind}\u0000${own.endpoint}\u0000${own.apiKeyKey}\u0000${model}`;
+        return {
+          provider,
+          model,
+          settings,
+          circuit: `${tenant!.tenantId}:${provider}/${model}`,
+          languageModel: cached(key, circuit, () => build(provider, settings, model)),
+        };
+      }
       const settings = config.Providers[provider];
       if (!settings) return undefined;
-      const key = `${provider}\u0000${model}`;
-      let languageModel = cache.get(key);
-      if (!languageModel) {
-        languageModel = limitConcurrency(build(provider, settings, model), () => concurrency.acquire(provider));
-        cache.set(key, languageModel);
-      }
-      return { provider, model, languageModel, settings };
+      const languageModel = cached(`${provider}\u0000${model}`, provider, () => build(provider, settings, model));
+      return { provider, model, languageModel, settings, circuit: `${provider}/${model}` };
     },
   };
 }
 
 export type ModelResolver = ReturnType<typeof createModelResolver>;
+
+/** A provider with nothing but its identity: what a tenant's binding starts from when no global provider has its name. */
+const BARE_PROVIDER: ProviderConfig = {
+  Kind: 'OpenAICompatible',
+  ApiKey: null,
+  Endpoint: null,
+  DefaultModel: null,
+  DefaultDeployment: null,
+  DefaultMaxOutputTokens: null,
+  MaxRetries: null,
+  EnableResponsesSurface: false,
+  Timeout: null,
+  Models: {},
+};
+
+/** The value of the configuration key a tenant's binding names (`Hangar:ProviderKeys:<name>`); undefined when it is not set. */
+export function providerKey(config: HangarConfig, name: string): string | undefined {
+  const match = /^Hangar:ProviderKeys:(.+)$/i.exec(name);
+  if (!match) return undefined;
+  const wanted = match[1].toLowerCase();
+  return Object.entries(config.Hangar.ProviderKeys).find(([key]) => key.toLowerCase() === wanted)?.[1];
+}
 
 /**
  * Azure OpenAI's v1 surface (`{resource}/openai/v1/chat/completions`, `api-key` header, no dated

@@ -5,7 +5,7 @@ import type { Approvals, HumanWait } from '../approvals/approvals.service.js';
 import type { Emit } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
 import type { CircuitBreaker } from '../providers/circuit-breaker.js';
-import type { ModelResolver } from '../providers/model-providers.js';
+import type { ModelResolver, TenantBindings } from '../providers/model-providers.js';
 import type { Recorder } from '../recording.js';
 import { addUsage, sumUsage, usageOf, ZERO_USAGE, type Usage } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
@@ -40,6 +40,8 @@ export interface ModelTurnsDeps {
 
 export interface ModelTurnsInput {
   runId: string;
+  /** The run's tenant and its own provider bindings (they replace global providers of the same name). */
+  tenant: TenantBindings;
   /** The model the run's row names already (a new run's row names its first model). */
   recordedModel: { provider: string | null; model: string | null };
   definition: AgentDefinition;
@@ -100,12 +102,12 @@ export function createModelTurns(deps: ModelTurnsDeps) {
 
     for (const candidate of [definition.model, ...definition.model.fallbacks]) {
       const key = `${candidate.provider}/${candidate.model}`;
-      const resolved = deps.models.resolve(candidate.provider, candidate.model);
+      const resolved = deps.models.resolve(candidate.provider, candidate.model, input.tenant);
       if (!resolved) {
         failure = { errorType: 'provider_unavailable', message: `provider "${candidate.provider}" is not configured` };
         continue;
       }
-      if (deps.breaker.isOpen(key)) {
+      if (deps.breaker.isOpen(resolved.circuit)) {
         failure = { errorType: 'provider_unavailable', message: `the circuit for ${key} is open` };
         continue;
       }
@@ -226,7 +228,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
           ];
           outputText = '';
         }
-        deps.breaker.success(key);
+        deps.breaker.success(resolved.circuit);
         return {
           usage,
           outputText,
@@ -237,7 +239,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
         if (signal.aborted) return { usage, outputText, failure: { errorType: 'canceled', message: 'the run was canceled' } };
         // Not the model's fault (an approval round's store, an engine that went away): the run fails, the circuit stays as it is.
         if (settling || classifyError(error)?.status === 503) throw error;
-        deps.breaker.failure(key);
+        deps.breaker.failure(resolved.circuit);
         failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
         // Only the reason: the provider's error carries the request body, which holds the conversation.
         deps.logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');

@@ -1,12 +1,21 @@
 import type { AgentDefinition } from '@hangar/contracts';
 import { HangarError, validationError, type Caller, type HangarConfig } from '@hangar/platform';
-import type { AgentLoader, AttachmentContent, AttachmentReader, PromptEstimate, SessionGateway } from '../clients/ports.js';
+import type {
+  AgentLoader,
+  AttachmentContent,
+  AttachmentReader,
+  PromptEstimate,
+  SessionGateway,
+  TenantProviderSource,
+} from '../clients/ports.js';
 import type { Admission } from './admission.js';
 import type { StartRunRequest } from './run.model.js';
 
 export interface PrepareDeps {
   agents: AgentLoader;
   admit: Admission;
+  /** The tenant's own provider bindings (cached). */
+  tenantProviders: TenantProviderSource;
   sessions: SessionGateway;
   attachments: AttachmentReader;
   settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight'>;
@@ -84,17 +93,20 @@ export function createPreparation(deps: PrepareDeps) {
   return {
     /**
      * Every check that refuses a run before it exists (429 with `admit`, 404, 400, 403, 501), and
-     * what the run needs. The quota admission and the agent's load run side by side; a refusal by
-     * quota comes first.
+     * what the run needs. The quota admission, the agent's load and the tenant's provider bindings
+     * are asked side by side; a refusal by quota comes first.
      */
     async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean }) {
-      const [admitted, loaded] = await Promise.allSettled([
+      const [admitted, loaded, providers] = await Promise.allSettled([
         options.admit ? deps.admit(caller, request.agentName) : undefined,
         deps.agents.load(caller, request.agentName),
+        deps.tenantProviders(caller),
       ]);
       if (admitted.status === 'rejected') throw admitted.reason;
       if (loaded.status === 'rejected') throw loaded.reason;
+      if (providers.status === 'rejected') throw providers.reason;
       const { definition, version } = loaded.value;
+      const tenant = { tenantId: caller.tenantId, providers: providers.value };
       const parameters = checkParameters(definition, request.parameters, deps.settings.MaxParameterValueLength);
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);
@@ -110,7 +122,7 @@ export function createPreparation(deps: PrepareDeps) {
           );
         }
       }
-      return { definition, version, parameters, attachments, history };
+      return { definition, version, parameters, attachments, history, tenant };
     },
 
     /** The pre-flight check's numbers for a run request, whether or not the check is on; opens no session. */

@@ -10,6 +10,7 @@ import type {
   QuotaAdmission,
   SessionGateway,
   SkillGateway,
+  TenantProviderSource,
   ToolCatalog,
 } from '../clients/ports.js';
 import { contentGuardFrom } from '../content-guard.js';
@@ -59,6 +60,8 @@ export interface RunEngineDeps {
   attachments: AttachmentReader;
   audit: AuditWriter;
   admitRun: QuotaAdmission;
+  /** The tenant's own provider bindings (cached, see providers/tenant-providers.ts). */
+  tenantProviders: TenantProviderSource;
   models: ModelResolver;
   breaker: CircuitBreaker;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
@@ -87,6 +90,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   const preparation = createPreparation({
     agents: deps.agents,
     admit: createAdmission({ admitRun: deps.admitRun, logger, settings: config }),
+    tenantProviders: deps.tenantProviders,
     sessions: deps.sessions,
     attachments: deps.attachments,
     settings: config,

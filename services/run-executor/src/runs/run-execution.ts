@@ -306,7 +306,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         failure: { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' },
       };
     }
-    const { definition, parameters, history, attachments } = prepared;
+    const { definition, parameters, history, attachments, tenant } = prepared;
     const guard = deps.guard;
     const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
     // Buffered, an answer reaches the caller only once the guard has read all of it.
@@ -320,6 +320,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const result = yield* deps.modelTurns({
       runId: run.id,
       recordedModel: { provider: run.modelProvider, model: run.model },
+      tenant,
       definition,
       system:
         [renderInstructions(definition.instructions, parameters), skillInstructions, structured && structuredResponseHint(definition)]

@@ -233,6 +233,72 @@ export interface AuthenticateApiKeyResponse {
   apiKey: ApiKey | undefined;
 }
 
+/** A tenant's own binding of a model provider: it overrides the global provider of the same name for its runs. */
+export interface TenantProvider {
+  /** OpenAI, Anthropic, AzureOpenAI or OpenAICompatible. */
+  kind: string;
+  endpoint?:
+    | string
+    | undefined;
+  /** The NAME of the configuration key holding the provider's API key (never the key itself). */
+  apiKeyKey: string;
+}
+
+export interface Tenant {
+  id: string;
+  displayName: string;
+  enabled: boolean;
+  providers: { [key: string]: TenantProvider };
+  /** False for a tenant that exists only implicitly (never stored). */
+  stored: boolean;
+  createdAt?: string | undefined;
+  updatedAt?: string | undefined;
+}
+
+export interface Tenant_ProvidersEntry {
+  key: string;
+  value: TenantProvider | undefined;
+}
+
+export interface PutTenantRequest {
+  id: string;
+  displayName: string;
+  enabled: boolean;
+  providers: { [key: string]: TenantProvider };
+}
+
+export interface PutTenantRequest_ProvidersEntry {
+  key: string;
+  value: TenantProvider | undefined;
+}
+
+export interface PutTenantResponse {
+  tenant: Tenant | undefined;
+  created: boolean;
+}
+
+export interface GetTenantRequest {
+  id: string;
+}
+
+export interface GetTenantResponse {
+  tenant: Tenant | undefined;
+}
+
+export interface ListTenantsRequest {
+}
+
+export interface ListTenantsResponse {
+  tenants: Tenant[];
+}
+
+export interface DeleteTenantRequest {
+  id: string;
+}
+
+export interface DeleteTenantResponse {
+}
+
 function createBaseAuditEntry(): AuditEntry {
   return {
     id: "",
@@ -2839,8 +2905,850 @@ export const AuthenticateApiKeyResponse: MessageFns<AuthenticateApiKeyResponse> 
   },
 };
 
+function createBaseTenantProvider(): TenantProvider {
+  return { kind: "", endpoint: undefined, apiKeyKey: "" };
+}
+
+export const TenantProvider: MessageFns<TenantProvider> = {
+  encode(message: TenantProvider, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.endpoint !== undefined) {
+      writer.uint32(18).string(message.endpoint);
+    }
+    if (message.apiKeyKey !== "") {
+      writer.uint32(26).string(message.apiKeyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TenantProvider {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTenantProvider();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpoint = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.apiKeyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<TenantProvider>): TenantProvider {
+    return TenantProvider.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TenantProvider>): TenantProvider {
+    const message = createBaseTenantProvider();
+    message.kind = object.kind ?? "";
+    message.endpoint = object.endpoint ?? undefined;
+    message.apiKeyKey = object.apiKeyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseTenant(): Tenant {
+  return {
+    id: "",
+    displayName: "",
+    enabled: false,
+    providers: {},
+    stored: false,
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const Tenant: MessageFns<Tenant> = {
+  encode(message: Tenant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(18).string(message.displayName);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(24).bool(message.enabled);
+    }
+    globalThis.Object.entries(message.providers).forEach(([key, value]: [string, TenantProvider]) => {
+      Tenant_ProvidersEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    if (message.stored !== false) {
+      writer.uint32(40).bool(message.stored);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(50).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Tenant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTenant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = Tenant_ProvidersEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.providers[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.stored = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Tenant>): Tenant {
+    return Tenant.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Tenant>): Tenant {
+    const message = createBaseTenant();
+    message.id = object.id ?? "";
+    message.displayName = object.displayName ?? "";
+    message.enabled = object.enabled ?? false;
+    message.providers = (globalThis.Object.entries(object.providers ?? {}) as [string, TenantProvider][]).reduce(
+      (acc: { [key: string]: TenantProvider }, [key, value]: [string, TenantProvider]) => {
+        if (value !== undefined) {
+          acc[key] = TenantProvider.fromPartial(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.stored = object.stored ?? false;
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTenant_ProvidersEntry(): Tenant_ProvidersEntry {
+  return { key: "", value: undefined };
+}
+
+export const Tenant_ProvidersEntry: MessageFns<Tenant_ProvidersEntry> = {
+  encode(message: Tenant_ProvidersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      TenantProvider.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Tenant_ProvidersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTenant_ProvidersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = TenantProvider.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Tenant_ProvidersEntry>): Tenant_ProvidersEntry {
+    return Tenant_ProvidersEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Tenant_ProvidersEntry>): Tenant_ProvidersEntry {
+    const message = createBaseTenant_ProvidersEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? TenantProvider.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePutTenantRequest(): PutTenantRequest {
+  return { id: "", displayName: "", enabled: false, providers: {} };
+}
+
+export const PutTenantRequest: MessageFns<PutTenantRequest> = {
+  encode(message: PutTenantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(18).string(message.displayName);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(24).bool(message.enabled);
+    }
+    globalThis.Object.entries(message.providers).forEach(([key, value]: [string, TenantProvider]) => {
+      PutTenantRequest_ProvidersEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutTenantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutTenantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = PutTenantRequest_ProvidersEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.providers[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutTenantRequest>): PutTenantRequest {
+    return PutTenantRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutTenantRequest>): PutTenantRequest {
+    const message = createBasePutTenantRequest();
+    message.id = object.id ?? "";
+    message.displayName = object.displayName ?? "";
+    message.enabled = object.enabled ?? false;
+    message.providers = (globalThis.Object.entries(object.providers ?? {}) as [string, TenantProvider][]).reduce(
+      (acc: { [key: string]: TenantProvider }, [key, value]: [string, TenantProvider]) => {
+        if (value !== undefined) {
+          acc[key] = TenantProvider.fromPartial(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBasePutTenantRequest_ProvidersEntry(): PutTenantRequest_ProvidersEntry {
+  return { key: "", value: undefined };
+}
+
+export const PutTenantRequest_ProvidersEntry: MessageFns<PutTenantRequest_ProvidersEntry> = {
+  encode(message: PutTenantRequest_ProvidersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      TenantProvider.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutTenantRequest_ProvidersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutTenantRequest_ProvidersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = TenantProvider.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutTenantRequest_ProvidersEntry>): PutTenantRequest_ProvidersEntry {
+    return PutTenantRequest_ProvidersEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutTenantRequest_ProvidersEntry>): PutTenantRequest_ProvidersEntry {
+    const message = createBasePutTenantRequest_ProvidersEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? TenantProvider.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePutTenantResponse(): PutTenantResponse {
+  return { tenant: undefined, created: false };
+}
+
+export const PutTenantResponse: MessageFns<PutTenantResponse> = {
+  encode(message: PutTenantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenant !== undefined) {
+      Tenant.encode(message.tenant, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutTenantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutTenantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenant = Tenant.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutTenantResponse>): PutTenantResponse {
+    return PutTenantResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutTenantResponse>): PutTenantResponse {
+    const message = createBasePutTenantResponse();
+    message.tenant = (object.tenant !== undefined && object.tenant !== null)
+      ? Tenant.fromPartial(object.tenant)
+      : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseGetTenantRequest(): GetTenantRequest {
+  return { id: "" };
+}
+
+export const GetTenantRequest: MessageFns<GetTenantRequest> = {
+  encode(message: GetTenantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTenantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTenantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetTenantRequest>): GetTenantRequest {
+    return GetTenantRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTenantRequest>): GetTenantRequest {
+    const message = createBaseGetTenantRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTenantResponse(): GetTenantResponse {
+  return { tenant: undefined };
+}
+
+export const GetTenantResponse: MessageFns<GetTenantResponse> = {
+  encode(message: GetTenantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenant !== undefined) {
+      Tenant.encode(message.tenant, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTenantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTenantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenant = Tenant.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetTenantResponse>): GetTenantResponse {
+    return GetTenantResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTenantResponse>): GetTenantResponse {
+    const message = createBaseGetTenantResponse();
+    message.tenant = (object.tenant !== undefined && object.tenant !== null)
+      ? Tenant.fromPartial(object.tenant)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListTenantsRequest(): ListTenantsRequest {
+  return {};
+}
+
+export const ListTenantsRequest: MessageFns<ListTenantsRequest> = {
+  encode(_: ListTenantsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTenantsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTenantsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListTenantsRequest>): ListTenantsRequest {
+    return ListTenantsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListTenantsRequest>): ListTenantsRequest {
+    const message = createBaseListTenantsRequest();
+    return message;
+  },
+};
+
+function createBaseListTenantsResponse(): ListTenantsResponse {
+  return { tenants: [] };
+}
+
+export const ListTenantsResponse: MessageFns<ListTenantsResponse> = {
+  encode(message: ListTenantsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tenants) {
+      Tenant.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTenantsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTenantsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenants.push(Tenant.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListTenantsResponse>): ListTenantsResponse {
+    return ListTenantsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTenantsResponse>): ListTenantsResponse {
+    const message = createBaseListTenantsResponse();
+    message.tenants = object.tenants?.map((e) => Tenant.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteTenantRequest(): DeleteTenantRequest {
+  return { id: "" };
+}
+
+export const DeleteTenantRequest: MessageFns<DeleteTenantRequest> = {
+  encode(message: DeleteTenantRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTenantRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTenantRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteTenantRequest>): DeleteTenantRequest {
+    return DeleteTenantRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteTenantRequest>): DeleteTenantRequest {
+    const message = createBaseDeleteTenantRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteTenantResponse(): DeleteTenantResponse {
+  return {};
+}
+
+export const DeleteTenantResponse: MessageFns<DeleteTenantResponse> = {
+  encode(_: DeleteTenantResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTenantResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTenantResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteTenantResponse>): DeleteTenantResponse {
+    return DeleteTenantResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteTenantResponse>): DeleteTenantResponse {
+    const message = createBaseDeleteTenantResponse();
+    return message;
+  },
+};
+
 /**
- * Tenants, API keys, quotas, webhooks, audit and retention. So far: the audit trail, idempotency keys and quotas.
+ * Tenants, API keys, quotas, webhooks, audit and retention. So far: tenants, API keys, the audit trail, idempotency keys and quotas.
  * Every call acts for the tenant named in the `x-hangar-tenant` metadata entry; the actor and
  * user of an audit entry are the caller's.
  */
@@ -2969,6 +3877,42 @@ export const GovernanceServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Tenants (API.md "Tenants"), managed by the platform tenant. A tenant that was never stored exists,
+     * enabled, with no providers of its own: GetTenant answers it as such (`stored` false).
+     */
+    putTenant: {
+      name: "PutTenant",
+      requestType: PutTenantRequest as typeof PutTenantRequest,
+      requestStream: false,
+      responseType: PutTenantResponse as typeof PutTenantResponse,
+      responseStream: false,
+      options: {},
+    },
+    getTenant: {
+      name: "GetTenant",
+      requestType: GetTenantRequest as typeof GetTenantRequest,
+      requestStream: false,
+      responseType: GetTenantResponse as typeof GetTenantResponse,
+      responseStream: false,
+      options: {},
+    },
+    listTenants: {
+      name: "ListTenants",
+      requestType: ListTenantsRequest as typeof ListTenantsRequest,
+      requestStream: false,
+      responseType: ListTenantsResponse as typeof ListTenantsResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteTenant: {
+      name: "DeleteTenant",
+      requestType: DeleteTenantRequest as typeof DeleteTenantRequest,
+      requestStream: false,
+      responseType: DeleteTenantResponse as typeof DeleteTenantResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -3028,6 +3972,20 @@ export interface GovernanceServiceImplementation<CallContextExt = {}> {
     request: AuthenticateApiKeyRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<AuthenticateApiKeyResponse>>;
+  /**
+   * Tenants (API.md "Tenants"), managed by the platform tenant. A tenant that was never stored exists,
+   * enabled, with no providers of its own: GetTenant answers it as such (`stored` false).
+   */
+  putTenant(request: PutTenantRequest, context: CallContext & CallContextExt): Promise<DeepPartial<PutTenantResponse>>;
+  getTenant(request: GetTenantRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetTenantResponse>>;
+  listTenants(
+    request: ListTenantsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListTenantsResponse>>;
+  deleteTenant(
+    request: DeleteTenantRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteTenantResponse>>;
 }
 
 export interface GovernanceServiceClient<CallOptionsExt = {}> {
@@ -3086,6 +4044,20 @@ export interface GovernanceServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<AuthenticateApiKeyRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<AuthenticateApiKeyResponse>;
+  /**
+   * Tenants (API.md "Tenants"), managed by the platform tenant. A tenant that was never stored exists,
+   * enabled, with no providers of its own: GetTenant answers it as such (`stored` false).
+   */
+  putTenant(request: DeepPartial<PutTenantRequest>, options?: CallOptions & CallOptionsExt): Promise<PutTenantResponse>;
+  getTenant(request: DeepPartial<GetTenantRequest>, options?: CallOptions & CallOptionsExt): Promise<GetTenantResponse>;
+  listTenants(
+    request: DeepPartial<ListTenantsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListTenantsResponse>;
+  deleteTenant(
+    request: DeepPartial<DeleteTenantRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteTenantResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
