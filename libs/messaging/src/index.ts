@@ -3,3 +3,4 @@ export { createInProcessEventLog, createInProcessPubSub } from './in-process.js'
 export { createRedisPubSub, type RedisPubSubOptions } from './redis.js';
 export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka.js';
 export { createFixedWindowLimiter, type FixedWindowLimiter, type WindowTake } from './rate-limit.js';
+export { createAnnouncedCache, type AnnouncedCache, type AnnouncedCacheOptions } from './announced-cache.js';

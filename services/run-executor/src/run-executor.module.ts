@@ -50,7 +50,7 @@ export const runExecutorModule = grpcServiceModule({
     const clients = createServiceClients(addressOf, { tenantId: config.DefaultTenantId, actor: 'run-executor' });
     const tenantProviders = createTenantProviders({
       fetch: clients.tenantProviders,
-      pubsub: typedPubSub(engines.pubsub, logger),
+      pubsub: engines.pubsub,
       logger,
     });
     await tenantProviders.start();

@@ -1,4 +1,3 @@
-import { TENANT_CHANGES_CHANNEL } from '@hangar/contracts';
 import { z } from 'zod';
 import type { Logger } from '@hangar/platform';
 import type { PubSub, Subscription } from '@hangar/messaging';
@@ -30,8 +29,6 @@ export const channels = {
     schema: z.object({ runId: z.string(), replyTo: z.string().startsWith('cancel-reply:') }),
   }),
   cancelReply: (name: string) => ({ name, schema: z.object({ stopped: z.boolean() }) }),
-  /** Governance stored or deleted a tenant: its provider bindings are read again. */
-  tenantChanges: () => ({ name: TENANT_CHANGES_CHANNEL, schema: z.object({ id: z.string() }) }),
   /** A run was queued: workers poll now rather than at their next interval. */
   jobs: () => ({ name: 'jobs:run', schema: z.object({ runId: z.string() }) }),
 };

@@ -1,0 +1,74 @@
+import type { PubSub, Subscription } from './ports.js';
+
+export interface AnnouncedCacheOptions {
+  pubsub: PubSub;
+  /** Where a change is announced, as the JSON message `{ "id": <key> }`. */
+  channel: string;
+  /** How long a value is trusted: the longest a change takes when its announcement is lost. */
+  ttlMs: number;
+  maxEntries: number;
+  /** Told when announcements cannot be heard (the TTL alone then bounds how stale a value gets). */
+  onUnheard: (error: unknown) => void;
+}
+
+/**
+ * Values looked up elsewhere (governance, say), kept for `ttlMs` and dropped at once when a change
+ * of their key is announced over pub/sub. A lookup that overlapped an announcement is answered but
+ * not kept (it may be stale). When a lookup fails, the last value known stands, if there is one.
+ */
+export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
+  const entries = new Map<string, { value: V; until: number }>();
+  let subscription: Subscription | undefined;
+  let announcementsHeard = 0;
+
+  return {
+    /** The value of `key`; `load` is asked when none is fresh. `onStale` is told when a failed load leaves the last value standing. */
+    async get(key: string, load: () => Promise<V>, onStale?: (error: unknown) => void): Promise<V> {
+      const cached = entries.get(key);
+      if (cached && cached.until > Date.now()) return cached.value;
+      const heardBefore = announcementsHeard;
+      let value: V;
+      try {
+        value = await load();
+      } catch (error) {
+        if (!cached) throw error;
+        onStale?.(error);
+        return cached.value;
+      }
+      if (announcementsHeard === heardBefore) {
+        entries.delete(key);
+        if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
+        entries.set(key, { value, until: Date.now() + options.ttlMs });
+      }
+      return value;
+    },
+
+    /** Listens for announcements; without pub/sub, values are trusted for their TTL. */
+    async start() {
+      subscription = await options.pubsub
+        .subscribe(options.channel, (message) => {
+          announcementsHeard += 1;
+          const id = announcedId(message);
+          if (id !== undefined) entries.delete(id);
+        })
+        .catch((error) => {
+          options.onUnheard(error);
+          return undefined;
+        });
+    },
+
+    stop: async () => subscription?.unsubscribe(),
+  };
+}
+
+export type AnnouncedCache<V> = ReturnType<typeof createAnnouncedCache<V>>;
+
+/** The key an announcement names; undefined for a message that is not one. */
+function announcedId(message: string): string | undefined {
+  try {
+    const id = (JSON.parse(message) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
