@@ -21,13 +21,28 @@ export interface AllInOneProcess {
   kill(): Promise<void>;
 }
 
+type SpawnOptions = { dataDir?: string; env?: Record<string, string>; /** Extra node flags (a CPU profile, say). */ nodeArgs?: string[] };
+
+const PORT_ATTEMPTS = 3;
+
 /**
  * Starts `services/all-in-one/src/main.ts` (what `npm start` runs) in its own process, on a fresh
  * embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
+ * The gateway's port is free when chosen, yet another process (its ephemeral gRPC ports, say) may
+ * take it before Hangar listens: then it starts again on another port.
  */
-export async function spawnAllInOne(
-  options: { dataDir?: string; env?: Record<string, string>; /** Extra node flags (a CPU profile, say). */ nodeArgs?: string[] } = {},
-): Promise<AllInOneProcess> {
+export async function spawnAllInOne(options: SpawnOptions = {}): Promise<AllInOneProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(options);
+    } catch (error) {
+      const portTaken = /EADDRINUSE/.test((error as Error).message) && !options.env?.HANGAR__Gateway__Port;
+      if (!portTaken || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
   const started = performance.now();
