@@ -17,7 +17,12 @@ function fakeExecutor() {
   return {
     calls,
     push(count: number) {
-      for (let index = 0; index < count; index++) events.push({ seq: events.length + 1 });
+      for (let index = 0; index < count; index++) events.push({ seq: (events.at(-1)?.seq ?? 0) + 1 });
+      wakeAll();
+    },
+    /** Skips sequences, as a run whose event write failed does. */
+    skip(count: number) {
+      events.push({ seq: (events.at(-1)?.seq ?? 0) + 1 + count });
       wakeAll();
     },
     end() {
@@ -29,9 +34,10 @@ function fakeExecutor() {
       return (async function* () {
         let position = afterSeq;
         while (!signal.aborted) {
-          if (position < events.length) {
-            yield events[position];
-            position++;
+          const next = events.find((event) => event.seq > position);
+          if (next) {
+            yield next;
+            position = next.seq;
             continue;
           }
           if (ended) return;
@@ -90,6 +96,27 @@ describe('shared run event streams in the gateway', () => {
     expect(await leader).toEqual(range(1, 10));
     expect(await late).toEqual(range(1, 10));
     expect(executor.calls.map((call) => call.afterSeq)).toEqual([0, 0]);
+  });
+
+  it('serves runs whose sequence has gaps (an event write that failed): nothing skipped, nothing repeated', async () => {
+    const executor = fakeExecutor();
+    const hub = createRunEventHub({ open: executor.open, keep: 3 });
+    executor.push(2);
+    executor.skip(2);
+    executor.push(2);
+    const leader = readAll(hub.follow(CALLER, 'r1', 0, new AbortController().signal));
+    await tick();
+    const fromFive = readAll(hub.follow(CALLER, 'r1', 5, new AbortController().signal));
+    const fromTwo = readAll(hub.follow(CALLER, 'r1', 2, new AbortController().signal));
+    await tick();
+    executor.skip(1);
+    executor.push(4);
+    await tick();
+    executor.end();
+    expect(await leader).toEqual([1, 2, 5, 6, 7, 9, 10, 11, 12, 13]);
+    expect(await fromFive).toEqual([6, 7, 9, 10, 11, 12, 13]);
+    expect(await fromTwo).toEqual([5, 6, 7, 9, 10, 11, 12, 13]);
+    expect(executor.calls).toHaveLength(1);
   });
 
   it('keeps runs of different tenants apart', async () => {

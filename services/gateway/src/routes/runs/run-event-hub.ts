@@ -1,6 +1,6 @@
 import type { Caller } from '@hangar/platform';
 
-/** An event of a run's stream: sequences arrive in order and without gaps. */
+/** An event of a run's stream: sequences arrive in increasing order (a sequence whose write failed is missing). */
 export interface SequencedEvent {
   seq: number;
 }
@@ -14,10 +14,10 @@ export interface RunEventHubDeps<E extends SequencedEvent> {
 
 /** One executor stream of a run, read by every reader of that run in this gateway. */
 interface SharedStream<E> {
-  /** The latest events, contiguous, the last one being the latest delivered (trimmed in bulk, not one by one). */
+  /** The latest events in order (trimmed in bulk, not one by one). */
   kept: E[];
-  /** The sequence the stream was opened after: it delivers nothing at or before it. */
-  openedAfter: number;
+  /** Everything at or before this sequence was delivered and is no longer kept (at first: what the stream was opened after). */
+  trimmedThrough: number;
   readers: Set<() => void>;
   ended: boolean;
   failure?: { error: unknown };
@@ -34,22 +34,36 @@ interface SharedStream<E> {
 export function createRunEventHub<E extends SequencedEvent>(deps: RunEventHubDeps<E>) {
   const streams = new Map<string, SharedStream<E>>();
 
-  /** Whether a reader after `afterSeq` can be served from `stream`: nothing it needs is gone from what is kept. */
-  function servable(stream: SharedStream<E>, afterSeq: number): boolean {
-    const firstKept = stream.kept[0]?.seq ?? Infinity;
-    const latest = stream.kept.at(-1)?.seq ?? stream.openedAfter;
-    return afterSeq >= stream.openedAfter && (afterSeq >= latest || afterSeq >= firstKept - 1);
+  /** The index in `kept` of the first event after `position`; `kept.length` when there is none yet. */
+  function nextIndex(stream: SharedStream<E>, position: number): number {
+    let low = 0;
+    let high = stream.kept.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (stream.kept[middle].seq <= position) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   function openShared(caller: Caller, key: string, runId: string, afterSeq: number): SharedStream<E> {
-    const stream: SharedStream<E> = { kept: [], openedAfter: afterSeq, readers: new Set(), ended: false, stop: new AbortController() };
+    const stream: SharedStream<E> = {
+      kept: [],
+      trimmedThrough: afterSeq,
+      readers: new Set(),
+      ended: false,
+      stop: new AbortController(),
+    };
     streams.set(key, stream);
     const wakeAll = () => stream.readers.forEach((wake) => wake());
     void (async () => {
       try {
         for await (const event of deps.open(caller, runId, afterSeq, stream.stop.signal)) {
           stream.kept.push(event);
-          if (stream.kept.length > 2 * deps.keep) stream.kept.splice(0, stream.kept.length - deps.keep);
+          if (stream.kept.length > 2 * deps.keep) {
+            const trimmed = stream.kept.splice(0, stream.kept.length - deps.keep);
+            stream.trimmedThrough = trimmed.at(-1)!.seq;
+          }
           wakeAll();
         }
       } catch (error) {
@@ -63,11 +77,21 @@ export function createRunEventHub<E extends SequencedEvent>(deps: RunEventHubDep
     return stream;
   }
 
+  /** Leaves the shared stream; the last reader out closes its executor call. */
+  function leave(key: string, stream: SharedStream<E>, reader: () => void) {
+    if (!stream.readers.delete(reader)) return;
+    if (!stream.readers.size && !stream.ended) {
+      stream.stop.abort();
+      if (streams.get(key) === stream) streams.delete(key);
+    }
+  }
+
   /** The run's events after `afterSeq` until it ends (or `signal` aborts), shared with the run's other readers here. */
   async function* follow(caller: Caller, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<E> {
     const key = `${caller.tenantId}\u0000${runId}`;
     let stream = streams.get(key);
-    if (stream && !servable(stream, afterSeq)) {
+    // A reader whose next events may be gone from what is kept reads them through a call of its own.
+    if (stream && afterSeq < stream.trimmedThrough) {
       yield* deps.open(caller, runId, afterSeq, signal);
       return;
     }
@@ -75,20 +99,18 @@ export function createRunEventHub<E extends SequencedEvent>(deps: RunEventHubDep
     let position = afterSeq;
     let wake: (() => void) | undefined;
     const reader = () => wake?.();
-    const onAbort = () => wake?.();
     stream.readers.add(reader);
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', reader, { once: true });
     try {
       while (!signal.aborted) {
-        const firstKept = stream.kept[0]?.seq;
-        const latest = stream.kept.at(-1)?.seq ?? stream.openedAfter;
-        if (position < latest && firstKept !== undefined && position < firstKept - 1) {
+        if (position < stream.trimmedThrough) {
           // Fell behind what the shared stream keeps: the rest comes through a call of its own.
+          leave(key, stream, reader);
           yield* deps.open(caller, runId, position, signal);
           return;
         }
-        if (position < latest) {
-          const next = stream.kept[position + 1 - firstKept!];
+        const next = stream.kept[nextIndex(stream, position)];
+        if (next) {
           position = next.seq;
           yield next;
           continue;
@@ -99,12 +121,8 @@ export function createRunEventHub<E extends SequencedEvent>(deps: RunEventHubDep
         wake = undefined;
       }
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      stream.readers.delete(reader);
-      if (!stream.readers.size && !stream.ended) {
-        stream.stop.abort();
-        if (streams.get(key) === stream) streams.delete(key);
-      }
+      signal.removeEventListener('abort', reader);
+      leave(key, stream, reader);
     }
   }
 
