@@ -12,12 +12,14 @@ export interface AnnouncedCacheOptions {
 }
 
 /**
- * Values looked up elsewhere (governance, say), kept for `ttlMs` and dropped at once when a change
- * of their key is announced over pub/sub. A lookup that overlapped an announcement is answered but
- * not kept (it may be stale). When a lookup fails, the last value known stands, if there is one.
+ * Values looked up elsewhere (governance, say), kept for `ttlMs` and looked up again as soon as a
+ * change of their key is announced over pub/sub. Concurrent askers of one key share one lookup; a
+ * lookup that overlapped an announcement is answered but not kept (it may be stale). When a lookup
+ * fails, the last value known stands (even one an announcement made stale), if there is one.
  */
 export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
   const entries = new Map<string, { value: V; until: number }>();
+  const loading = new Map<string, Promise<V>>();
   let subscription: Subscription | undefined;
   let announcementsHeard = 0;
 
@@ -26,21 +28,30 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
     async get(key: string, load: () => Promise<V>, onStale?: (error: unknown) => void): Promise<V> {
       const cached = entries.get(key);
       if (cached && cached.until > Date.now()) return cached.value;
-      const heardBefore = announcementsHeard;
-      let value: V;
+      let shared = loading.get(key);
+      if (!shared) {
+        const heardBefore = announcementsHeard;
+        shared = load().then((value) => {
+          if (announcementsHeard === heardBefore) {
+            entries.delete(key);
+            if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
+            entries.set(key, { value, until: Date.now() + options.ttlMs });
+          }
+          return value;
+        });
+        loading.set(key, shared);
+        void shared.then(
+          () => loading.delete(key),
+          () => loading.delete(key),
+        );
+      }
       try {
-        value = await load();
+        return await shared;
       } catch (error) {
         if (!cached) throw error;
         onStale?.(error);
         return cached.value;
       }
-      if (announcementsHeard === heardBefore) {
-        entries.delete(key);
-        if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
-        entries.set(key, { value, until: Date.now() + options.ttlMs });
-      }
-      return value;
     },
 
     /** Listens for announcements; without pub/sub, values are trusted for their TTL. */
@@ -48,8 +59,9 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
       subscription = await options.pubsub
         .subscribe(options.channel, (message) => {
           announcementsHeard += 1;
-          const id = announcedId(message);
-          if (id !== undefined) entries.delete(id);
+          const entry = entries.get(announcedId(message) ?? '');
+          // Stale, not gone: it still stands if the next lookup fails.
+          if (entry) entry.until = 0;
         })
         .catch((error) => {
           options.onUnheard(error);

@@ -53,6 +53,25 @@ describe('a cache dropped by announcements', () => {
     expect(told).toHaveLength(1);
   });
 
+  it('shares one lookup among concurrent askers of a key', async () => {
+    const { cache, load, loads } = setUp();
+    expect(await Promise.all([cache.get('a', load(1)), cache.get('a', load(2)), cache.get('a', load(3))])).toEqual([1, 1, 1]);
+    expect(loads()).toBe(1);
+  });
+
+  it('keeps a value an announcement made stale as the fallback when the next lookup fails', async () => {
+    const { cache, load, announce } = setUp();
+    await cache.start();
+    await cache.get('a', load(1));
+    await announce('a');
+    const down = async () => {
+      throw new Error('governance unavailable');
+    };
+    expect(await cache.get('a', down)).toBe(1);
+    expect(await cache.get('a', load(2))).toBe(2);
+    await cache.stop();
+  });
+
   it('keeps at most maxEntries values, forgetting the oldest', async () => {
     const { cache, load, loads } = setUp();
     await cache.get('a', load(1));

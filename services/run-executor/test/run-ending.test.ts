@@ -147,6 +147,19 @@ describe('every run ends', () => {
     expect(harness.eventTypes(runId)).toEqual([]);
   });
 
+  it('an input the store refuses costs the run its input, not its record', async () => {
+    const harness = createHarness({ models: { 'fake/primary': [textAnswer('hi')] } });
+    const insert = harness.stores.runRepository.insert!;
+    harness.stores.runRepository.insert = async (tenantId, run, status, record) => {
+      if (record?.input !== undefined) throw new Error('value too long for type');
+      return insert(tenantId, run, status, record);
+    };
+    const { run } = await harness.run();
+    expect(harness.stores.runs.get(run.id)).toMatchObject({ status: 'Completed', modelProvider: 'fake', model: 'primary' });
+    expect(harness.stores.inputs.has(run.id)).toBe(false);
+    expect(harness.eventTypes(run.id).at(-1)).toBe('run.completed');
+  });
+
   it('event writes that fail for a while do not stop the run, and its end is still recorded', async () => {
     // Each event in a write of its own, so the failures hit the first writes and spare the last.
     const harness = createHarness({

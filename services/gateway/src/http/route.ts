@@ -94,9 +94,10 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
     const tenantId = resolveTenant(context.config, request, principal);
     const caller = callerOf(principal, tenantId);
     if (route.auth !== 'none') {
-      await context.tenants.requireEnabled(tenantId);
       await authorize(principal!, caller, route.auth, context.policies);
       await context.policies.authorizeRequest(request.method, route.path, principal!, caller);
+      // After authorization, so a caller who may not act in the tenant does not learn whether it is disabled.
+      await context.tenants.requireEnabled(tenantId);
       await context.rateLimit?.admit(request, response, principal!, caller);
     }
     checkPathAndQuery(request.params, request.query);

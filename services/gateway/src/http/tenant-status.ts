@@ -1,16 +1,19 @@
 import { TENANT_CHANGES_CHANNEL, type GovernanceServiceDefinition } from '@hangar/contracts';
 import { createAnnouncedCache, type PubSub } from '@hangar/messaging';
-import { forbidden, type Caller, type CallerOptions, type Logger } from '@hangar/platform';
+import { classifyError, forbidden, type Caller, type CallerOptions, type Logger } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 
 /** How long a gateway trusts what it learnt of a tenant: the longest a change takes when its announcement is lost. */
 export const TENANT_STATUS_CACHE_MS = 30_000;
+/** How long a request waits for governance to say whether its tenant is enabled. */
+const LOOKUP_TIMEOUT_MS = 2_000;
 
 /**
  * Whether a tenant is enabled (API.md "Tenants"), asked of governance and cached; a change
- * announced over pub/sub drops it from every gateway's cache at once. While governance cannot
- * answer, the last known state stands, and a tenant never seen is let through (logged): a
- * governance outage does not take the whole API down.
+ * announced over pub/sub makes every gateway ask again at once. While governance cannot answer
+ * (unavailable, or silent for LOOKUP_TIMEOUT_MS), the last known state stands, and a tenant never
+ * seen is let through (logged): a governance outage does not take the whole API down. Any other
+ * failure is the request's error.
  */
 export function createTenantStatus(deps: {
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
@@ -30,10 +33,13 @@ export function createTenantStatus(deps: {
     deps.logger.warn({ err: (error as Error).message, tenantId }, 'tenant status unavailable; its last known state stands');
 
   async function enabled(tenantId: string): Promise<boolean> {
-    const load = async () => (await deps.governance.getTenant({ id: tenantId }, { caller: deps.systemCaller })).tenant!.enabled;
+    const load = async () =>
+      (await deps.governance.getTenant({ id: tenantId }, { caller: deps.systemCaller, signal: AbortSignal.timeout(LOOKUP_TIMEOUT_MS) }))
+        .tenant!.enabled;
     try {
       return await cache.get(tenantId, load, unavailable(tenantId));
     } catch (error) {
+      if (!isOutage(error)) throw error;
       unavailable(tenantId)(error);
       return true;
     }
@@ -50,3 +56,7 @@ export function createTenantStatus(deps: {
 }
 
 export type TenantStatus = ReturnType<typeof createTenantStatus>;
+
+/** Governance is away or silent (not: it answered with an error). */
+const isOutage = (error: unknown) =>
+  classifyError(error)?.status === 503 || ['AbortError', 'TimeoutError'].includes((error as Error)?.name);

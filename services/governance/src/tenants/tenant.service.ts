@@ -30,6 +30,8 @@ const NEEDS_ENDPOINT = new Set(['AzureOpenAI', 'OpenAICompatible']);
 export function createTenantService(deps: TenantServiceDeps) {
   const { repository, settings } = deps;
 
+  // Managing tenants is the platform's business: its trail, whichever tenant a static-token request named.
+  const platform = (caller: Caller): Caller => ({ ...caller, tenantId: settings.platformTenantId });
   const implicit = (id: string): Tenant => ({
     id,
     displayName: id,
@@ -72,11 +74,12 @@ export function createTenantService(deps: TenantServiceDeps) {
       checkProviders(tenant.providers);
       const saved = await repository.put(tenant);
       await deps.announceChange(tenant.id);
-      await deps.audit(caller, {
+      await deps.audit(platform(caller), {
         action: saved.created ? 'tenant.created' : 'tenant.updated',
         resourceType: 'tenant',
         resourceId: tenant.id,
-        details: { displayName: tenant.displayName, enabled: tenant.enabled, providers: Object.keys(tenant.providers) },
+        // Where each provider sends which key NAME (never a key's value): what a reviewer of the trail needs.
+        details: { displayName: tenant.displayName, enabled: tenant.enabled, providers: tenant.providers },
       });
       return { tenant: stored(saved.tenant), created: saved.created };
     },
@@ -93,7 +96,7 @@ export function createTenantService(deps: TenantServiceDeps) {
     async delete(caller: Caller, id: string): Promise<void> {
       if (!TENANT_ID.test(id) || !(await repository.delete(id))) throw notFound(`tenant ${id} not found`);
       await deps.announceChange(id);
-      await deps.audit(caller, { action: 'tenant.deleted', resourceType: 'tenant', resourceId: id, details: {} });
+      await deps.audit(platform(caller), { action: 'tenant.deleted', resourceType: 'tenant', resourceId: id, details: {} });
     },
   };
 }

@@ -19,6 +19,8 @@ import type {
 } from './ports.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
+/** How long a run waits for governance to name its tenant's providers (the last known stand when it does not answer). */
+const TENANT_LOOKUP_TIMEOUT_MS = 2_000;
 
 /** The ports of the run engine, served by the other services over gRPC. */
 export function createServiceClients(addressOf: (name: ServiceName) => string, catalogCaller: { tenantId: string; actor: string }) {
@@ -96,7 +98,10 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     return decision.admitted ? undefined : decision.exceeded!;
   };
   const tenantProviders: TenantProviderSource = async (caller) => {
-    const { tenant } = await governance.getTenant({ id: caller.tenantId }, { caller });
+    const { tenant } = await governance.getTenant(
+      { id: caller.tenantId },
+      { caller, signal: AbortSignal.timeout(TENANT_LOOKUP_TIMEOUT_MS) },
+    );
     return Object.fromEntries(
       Object.entries(tenant!.providers).map(([name, provider]) => [
         name,

@@ -109,8 +109,13 @@ const BARE_PROVIDER: ProviderConfig = {
   Models: {},
 };
 
-/** The value of the configuration key a tenant's binding names (`Hangar:ProviderKeys:<name>`); undefined when it is not set. */
+/**
+ * The value of the configuration key a tenant's binding names (`Hangar:ProviderKeys:<name>`);
+ * undefined when it is not set, or no longer under `TenantProviders:AllowedConfigurationPrefix`
+ * (a prefix narrowed after the binding was stored cuts it off).
+ */
 export function providerKey(config: HangarConfig, name: string): string | undefined {
+  if (!name.startsWith(config.TenantProviders.AllowedConfigurationPrefix)) return undefined;
   const match = /^Hangar:ProviderKeys:(.+)$/i.exec(name);
   if (!match) return undefined;
   const wanted = match[1].toLowerCase();

@@ -41,7 +41,7 @@ export interface ModelTurnsDeps {
 export interface ModelTurnsInput {
   runId: string;
   /** The run's tenant and its own provider bindings (they replace global providers of the same name). */
-  tenant: TenantBindings;
+  tenant?: TenantBindings;
   /** The model the run's row names already (a new run's row names its first model). */
   recordedModel: { provider: string | null; model: string | null };
   definition: AgentDefinition;

@@ -93,20 +93,20 @@ export function createPreparation(deps: PrepareDeps) {
   return {
     /**
      * Every check that refuses a run before it exists (429 with `admit`, 404, 400, 403, 501), and
-     * what the run needs. The quota admission, the agent's load and the tenant's provider bindings
-     * are asked side by side; a refusal by quota comes first.
+     * what the run needs. The quota admission, the agent's load and (for a run about to execute)
+     * the tenant's provider bindings are asked side by side; a refusal by quota comes first.
      */
-    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean }) {
+    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean; providers: boolean }) {
       const [admitted, loaded, providers] = await Promise.allSettled([
         options.admit ? deps.admit(caller, request.agentName) : undefined,
         deps.agents.load(caller, request.agentName),
-        deps.tenantProviders(caller),
+        options.providers ? deps.tenantProviders(caller) : undefined,
       ]);
       if (admitted.status === 'rejected') throw admitted.reason;
       if (loaded.status === 'rejected') throw loaded.reason;
       if (providers.status === 'rejected') throw providers.reason;
       const { definition, version } = loaded.value;
-      const tenant = { tenantId: caller.tenantId, providers: providers.value };
+      const tenant = providers.value && { tenantId: caller.tenantId, providers: providers.value };
       const parameters = checkParameters(definition, request.parameters, deps.settings.MaxParameterValueLength);
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);

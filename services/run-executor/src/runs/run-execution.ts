@@ -112,6 +112,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued.
     const prepared = await deps.preparation.prepare(caller, request, {
       admit: !parent && !context.queuedRunId && !context.continuedRunId,
+      providers: true,
     });
     const { definition, version } = prepared;
     const guard = deps.guard;
@@ -143,28 +144,30 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? runInput(definition.name, request) : undefined;
     // A new run's row, input and first model are one statement; a queued or continued run's row exists.
     const firstModel = existingRunId ? undefined : { provider: definition.model.provider, model: definition.model.model };
-    const started = await record('run row', () =>
-      existingRunId
-        ? runs.get(caller.tenantId, runId)
-        : runs.insert(
-            caller.tenantId,
-            {
-              id: runId,
-              agentName: definition.name,
-              agentVersion: version,
-              sessionId: request.sessionId ?? null,
-              kind: parent ? 'Child' : 'Interactive',
-              isStreaming: request.isStreaming,
-              rootRunId: parent?.rootRunId ?? runId,
-              parentRunId: parent?.id ?? null,
-              depth: parent ? parent.depth + 1 : 0,
-              userId: caller.userId ?? null,
-              labels: caller.labels ?? {},
-            },
-            'Running',
-            { input, model: firstModel },
-          ),
-    );
+    const newRun = {
+      id: runId,
+      agentName: definition.name,
+      agentVersion: version,
+      sessionId: request.sessionId ?? null,
+      kind: parent ? ('Child' as const) : ('Interactive' as const),
+      isStreaming: request.isStreaming,
+      rootRunId: parent?.rootRunId ?? runId,
+      parentRunId: parent?.id ?? null,
+      depth: parent ? parent.depth + 1 : 0,
+      userId: caller.userId ?? null,
+      labels: caller.labels ?? {},
+    };
+    const started = await record('run row', async () => {
+      if (existingRunId) return runs.get(caller.tenantId, runId);
+      try {
+        return await runs.insert(caller.tenantId, newRun, 'Running', { input, model: firstModel });
+      } catch (error) {
+        // The input is kept at best; an input the store refuses must not cost the run its record.
+        if (input === undefined || classifyError(error)?.status === 503) throw error;
+        deps.logger.warn({ err: error, runId }, 'run input not recorded');
+        return runs.insert(caller.tenantId, newRun, 'Running', { model: firstModel });
+      }
+    });
     const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
     // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
