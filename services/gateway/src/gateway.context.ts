@@ -4,12 +4,12 @@ import type {
   GovernanceServiceDefinition,
   RunAuthorizationHandler,
   RunExecutorServiceDefinition,
+  runPb,
   SessionServiceDefinition,
   SkillServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
-import type { runPb } from '@hangar/contracts';
 import type { RunEventHub } from './routes/runs/run-event-hub.js';
 import type { createAuthenticator, Scope } from './http/auth.js';
 import type { HostPolicies } from './http/host-policies.js';

@@ -38,11 +38,11 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
   let waiting: Array<NewRunEvent & { stored: () => void }> = [];
   let writing: Promise<void> = Promise.resolve();
   let inFlight = false;
-  const window = createWakeablePause();
+  const batchWindow = createWakeablePause();
 
-  async function writeWaiting(batch: boolean) {
+  async function writeWaiting(lingering: boolean) {
     inFlight = true;
-    if (batch && deps.batchWindowMs > 0) await window.sleep(deps.batchWindowMs, NEVER);
+    if (lingering && deps.batchWindowMs > 0) await batchWindow.sleep(deps.batchWindowMs, NEVER);
     while (waiting.length) {
       const batch = waiting;
       waiting = [];
@@ -75,12 +75,12 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
     const done = new Promise<void>((stored) => waiting.push({ seq: ++seq, type, data, stored }));
     const batch = options?.batch === true;
     if (!inFlight) writing = writeWaiting(batch);
-    else if (!batch) window.wake();
+    else if (!batch) batchWindow.wake();
     return done;
   };
   /** Everything emitted so far is stored (or given up): written now, without waiting out a batch window. */
   const drained = () => {
-    window.wake();
+    batchWindow.wake();
     return writing;
   };
   return { emit, drained };

@@ -75,14 +75,15 @@ export function createModelResolver(config: HangarConfig, concurrency: Concurren
           Endpoint: own.endpoint,
           ApiKey: apiKey,
         };
-        const circuit = `${tenant!.tenantId}\u0000${provider}`;
-        const key = `${circuit}\u0000${own.kind}\u0000${own.endpoint}\u0000${own.apiKeyKey}\u0000${model}`;
+        // The tenant's own upstream: its own concurrency slots and circuit, never the global provider's.
+        const slots = `${tenant!.tenantId}:${provider}`;
+        const key = `${slots}\u0000${own.kind}\u0000${own.endpoint}\u0000${own.apiKeyKey}\u0000${model}`;
         return {
           provider,
           model,
           settings,
-          circuit: `${tenant!.tenantId}:${provider}/${model}`,
-          languageModel: cached(key, circuit, () => build(provider, settings, model)),
+          circuit: `${slots}/${model}`,
+          languageModel: cached(key, slots, () => build(provider, settings, model)),
         };
       }
       const settings = config.Providers[provider];
