@@ -16,10 +16,14 @@ const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   Gateway: 'gateway',
 };
 
-export type ProcessName = ServiceName | 'Gateway';
+/** A service process; `Gateway#2`, `Gateway#3`… are gateways beyond the first. */
+export type ProcessName = ServiceName | 'Gateway' | `Gateway#${number}`;
 
 export interface DistributedHangar {
+  /** The first gateway. */
   url: string;
+  /** Every gateway, the first one first. */
+  urls: string[];
   processes: Map<ProcessName, ChildProcess>;
   /** Resolves with each process's exit code. */
   exits: Map<ProcessName, Promise<number | null>>;
@@ -35,6 +39,8 @@ export interface DistributedOptions {
   readyTimeoutMs?: number;
   /** A PostgreSQL of the test's own (its schemas go with it); the machine's shared one by default. */
   postgresUrl?: string;
+  /** How many gateway processes front the services (each on its own port); 1 by default. */
+  gateways?: number;
 }
 
 /**
@@ -44,7 +50,8 @@ export interface DistributedOptions {
 export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
   const schemaPrefix = uniqueSchemaPrefix();
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
-  const gatewayPort = await freePort();
+  const gatewayPorts = await Promise.all(Array.from({ length: options.gateways ?? 1 }, () => freePort()));
+  const gatewayNames = gatewayPorts.map((_, index): ProcessName => (index === 0 ? 'Gateway' : `Gateway#${index + 1}`));
   const env: Record<string, string> = {
     HANGAR__Stores__Postgres__ConnectionString: options.postgresUrl ?? TEST_POSTGRES_URL,
     HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
@@ -52,7 +59,6 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     HANGAR__Providers__demo__Kind: 'Demo',
     HANGAR__CodeAgents__Modules: FIXTURE_CODE_AGENTS,
     HANGAR__Logging__Level: 'warn',
-    HANGAR__Gateway__Port: String(gatewayPort),
     ...options.env,
   };
   for (const name of SERVICE_NAMES) {
@@ -62,10 +68,12 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
   const outputs = new Map<ProcessName, string>();
-  for (const name of [...SERVICE_NAMES, 'Gateway'] as const) {
-    const child = spawn(process.execPath, ['--import', 'tsx', `services/${DIRECTORIES[name]}/src/main.ts`], {
+  for (const name of [...SERVICE_NAMES, ...gatewayNames]) {
+    const gateway = gatewayNames.indexOf(name);
+    const directory = gateway >= 0 ? DIRECTORIES.Gateway : DIRECTORIES[name as ServiceName];
+    const child = spawn(process.execPath, ['--import', 'tsx', `services/${directory}/src/main.ts`], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env, ...(gateway >= 0 && { HANGAR__Gateway__Port: String(gatewayPorts[gateway]) }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     outputs.set(name, '');
@@ -83,7 +91,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
       ),
     );
   }
-  const url = `http://127.0.0.1:${gatewayPort}`;
+  const urls = gatewayPorts.map((port) => `http://127.0.0.1:${port}`);
   const cleanup = async () => {
     for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(exits.values());
@@ -92,7 +100,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   while (true) {
     try {
-      if ((await httpRequest(url, 'GET', '/readyz', { token: null })).status === 200) break;
+      const ready = await Promise.all(urls.map((url) => httpRequest(url, 'GET', '/readyz', { token: null })));
+      if (ready.every((answer) => answer.status === 200)) break;
     } catch {
       // not listening yet
     }
@@ -102,5 +111,5 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { url, processes, exits, output: (name) => outputs.get(name) ?? '', cleanup };
+  return { url: urls[0], urls, processes, exits, output: (name) => outputs.get(name) ?? '', cleanup };
 }
