@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, TEST_REDIS_URL, type HangarUnderTest } from '@hangar/testing';
+import { startHangar, startPrivateRedis, TEST_REDIS_URL, type HangarUnderTest } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -59,5 +59,33 @@ describe('rate limiting', () => {
     expect(statuses).toEqual(Array(10).fill(200));
     expectProblem(await first.request('GET', '/api/agents'), 429, 'rate_limited');
     expectProblem(await second.request('GET', '/api/agents'), 429, 'rate_limited');
+  });
+
+  it('lets requests through uncounted while its Redis is away (no 5xx), and counts again once Redis is back', async () => {
+    const redis = await startPrivateRedis();
+    try {
+      const hangar = await hangarWith({ PermitLimit: 3, Window: '30s' }, { Redis: { ConnectionString: redis.url } });
+      expect((await hangar.request('GET', '/api/agents')).headers.get('ratelimit-remaining')).toBe('2');
+      await redis.kill9();
+      const during = [];
+      for (let index = 0; index < 5; index++) during.push(await hangar.request('GET', '/api/agents'));
+      expect(during.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(during.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual([null, null, null, null, null]);
+      await redis.start();
+      const counted = async () => (await hangar.request('GET', '/api/agents')).headers.get('ratelimit-remaining');
+      // The client reconnects by itself (backoff up to 2 s); a fresh Redis has forgotten the window.
+      const deadline = Date.now() + 10_000;
+      let remaining = await counted();
+      while (remaining === null && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        remaining = await counted();
+      }
+      expect(remaining).toBe('2');
+      expect(await counted()).toBe('1');
+      expect(await counted()).toBe('0');
+      expectProblem(await hangar.request('GET', '/api/agents'), 429, 'rate_limited');
+    } finally {
+      await redis.stop();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
+import { closeRedisClient } from './redis.js';
 
 export interface WindowTake {
   allowed: boolean;
@@ -50,7 +51,7 @@ export async function createFixedWindowLimiter(options: {
       duration,
       keyPrefix: options.keyPrefix,
     });
-    close = async () => void (await client.quit().catch(() => client.destroy()));
+    close = () => closeRedisClient(client);
   } else {
     limiter = new RateLimiterMemory({ points: options.limit, duration, keyPrefix: options.keyPrefix });
   }

@@ -121,11 +121,17 @@ export async function createRedisPubSub(options: RedisPubSubOptions): Promise<Pu
       };
     },
     async close() {
-      // close() waits for pending commands, which never finish while Redis is away.
-      await Promise.all([subscriber, publisher].map((client) => withTimeout(client.close(), 1000).catch(() => client.destroy())));
+      await Promise.all([subscriber, publisher].map(closeRedisClient));
     },
   };
 }
+
+/** Closes a node-redis client: gracefully when Redis answers, at once when it is away (close() waits for pending commands, which never finish then). */
+export const closeRedisClient = (client: { close(): Promise<unknown>; destroy(): void }) =>
+  withTimeout(client.close(), 1000).then(
+    () => undefined,
+    () => client.destroy(),
+  );
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
