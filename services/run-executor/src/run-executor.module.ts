@@ -1,7 +1,7 @@
 import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { grpcServiceModule } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
-import { createTenantProviders } from './providers/tenant-providers.js';
+import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
 import type { RunDatabase } from './database.js';
 import { typedPubSub } from './events/channels.js';
@@ -48,12 +48,12 @@ export const runExecutorModule = grpcServiceModule({
           };
     await repositories.runs.applyReadView(readView.target, readView.enabled);
     const clients = createServiceClients(addressOf, { tenantId: config.DefaultTenantId, actor: 'run-executor' });
-    const tenantProviders = createTenantProviders({
-      fetch: clients.tenantProviders,
+    const tenantSettings = createTenantSettings({
+      fetch: clients.tenantSettings,
       pubsub: engines.pubsub,
       logger,
     });
-    await tenantProviders.start();
+    await tenantSettings.start();
 
     const relay = outbox
       ? createOutboxRelay({ repository: repositories.events, eventLog: engines.eventLog, logger, settings: OUTBOX_SETTINGS })
@@ -72,7 +72,7 @@ export const runExecutorModule = grpcServiceModule({
       attachments: clients.attachments,
       audit: clients.audit,
       admitRun: clients.admitRun,
-      tenantProviders: tenantProviders.of,
+      tenantSettings: tenantSettings.of,
       toolCatalog: clients.toolCatalog,
       models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
       breaker: createCircuitBreaker({
@@ -121,7 +121,7 @@ export const runExecutorModule = grpcServiceModule({
         await worker?.stop();
         await engine.drain();
         await relay?.stop();
-        await tenantProviders.stop();
+        await tenantSettings.stop();
         clients.close();
       },
     };

@@ -79,3 +79,14 @@ describe('quota admission (SPEC Agents 11)', () => {
     expect((await harness.run()).run.status).toBe('Completed');
   });
 });
+
+describe('a disabled tenant (API.md "Tenants")', () => {
+  it('gets no run: refused 403 tenant_disabled before anything is written', async () => {
+    const harness = createHarness({
+      models: { 'fake/primary': [] },
+      tenantSettings: async () => ({ enabled: false, providers: {} }),
+    });
+    expect(await startRun(harness).catch((error) => error)).toMatchObject({ status: 403, errorType: 'tenant_disabled' });
+    expect(harness.stores.runs.size).toBe(0);
+  });
+});

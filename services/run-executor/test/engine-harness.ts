@@ -5,7 +5,7 @@ import { createInProcessPubSub } from '@hangar/messaging';
 import { createLogger, loadConfig, type Caller } from '@hangar/platform';
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
-import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantProviderSource, ToolCatalog } from '../src/clients/ports.js';
+import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantSettingsSource, ToolCatalog } from '../src/clients/ports.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
@@ -173,8 +173,8 @@ export interface HarnessOptions {
   toolCatalog?: ToolCatalog;
   /** Governance's quota admission; by default every run is admitted. */
   admitRun?: QuotaAdmission;
-  /** The tenant's own provider bindings; by default none. */
-  tenantProviders?: TenantProviderSource;
+  /** The tenant's state and own provider bindings; by default enabled, with none. */
+  tenantSettings?: TenantSettingsSource;
   /** The skill service; by default it knows no skill. */
   skills?: Partial<SkillGateway>;
 }
@@ -218,7 +218,7 @@ export function createHarness(options: HarnessOptions = {}) {
     attachments: strictFake('attachments', {}),
     audit: async () => {},
     admitRun: options.admitRun ?? (async () => undefined),
-    tenantProviders: options.tenantProviders ?? (async () => ({})),
+    tenantSettings: options.tenantSettings ?? (async () => ({ enabled: true, providers: {} })),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
     models: {
       resolve(provider: string, model: string): ResolvedModel | undefined {

@@ -102,6 +102,15 @@ describe('every run ends', () => {
     expect(await harness.tail(runId)).toEqual(['run.failed']);
   });
 
+  it('a queued run of a tenant disabled since it was queued ends Failed tenant_disabled, without a model call', async () => {
+    const harness = createHarness({ models: { 'fake/primary': [] }, tenantSettings: async () => ({ enabled: false, providers: {} }) });
+    const runId = '00000000-0000-4000-8000-000000000003';
+    await insertQueuedRun(harness, runId, 'assistant');
+    const run = await harness.engine.runQueued(queuedJob(runId, 'assistant'), new AbortController().signal);
+    expect(run).toMatchObject({ status: 'Failed', errorType: 'tenant_disabled' });
+    expect(harness.eventTypes(runId)).toEqual(['run.failed']);
+  });
+
   it('records the end through a short outage: the finish is tried again while the engine is away', async () => {
     const harness = createHarness({ models: { 'fake/primary': [textAnswer('done')] } });
     const finish = harness.stores.runRepository.finish!;

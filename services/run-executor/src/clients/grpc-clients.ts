@@ -14,7 +14,7 @@ import type {
   QuotaAdmission,
   SessionGateway,
   SkillGateway,
-  TenantProviderSource,
+  TenantSettingsSource,
   ToolCatalog,
 } from './ports.js';
 
@@ -97,17 +97,20 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     const decision = await governance.admitRun({ agentName }, { caller });
     return decision.admitted ? undefined : decision.exceeded!;
   };
-  const tenantProviders: TenantProviderSource = async (caller) => {
+  const tenantSettings: TenantSettingsSource = async (caller) => {
     const { tenant } = await governance.getTenant(
       { id: caller.tenantId },
       { caller, signal: AbortSignal.timeout(TENANT_LOOKUP_TIMEOUT_MS) },
     );
-    return Object.fromEntries(
-      Object.entries(tenant!.providers).map(([name, provider]) => [
-        name,
-        { kind: provider.kind, endpoint: provider.endpoint ?? null, apiKeyKey: provider.apiKeyKey },
-      ]),
-    );
+    return {
+      enabled: tenant!.enabled,
+      providers: Object.fromEntries(
+        Object.entries(tenant!.providers).map(([name, provider]) => [
+          name,
+          { kind: provider.kind, endpoint: provider.endpoint ?? null, apiKeyKey: provider.apiKeyKey },
+        ]),
+      ),
+    };
   };
 
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
@@ -132,7 +135,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     skills,
     audit,
     admitRun,
-    tenantProviders,
+    tenantSettings,
     toolCatalog,
     close() {
       registryChannel.close();

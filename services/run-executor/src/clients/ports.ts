@@ -23,8 +23,14 @@ export interface TenantProvider {
   apiKeyKey: string;
 }
 
-/** Governance's answer: the tenant's own provider bindings, by provider name. */
-export type TenantProviderSource = (caller: Caller) => Promise<Record<string, TenantProvider>>;
+/** What a run needs to know of its tenant: whether it is enabled, and its own provider bindings by name. */
+export interface TenantSettings {
+  enabled: boolean;
+  providers: Record<string, TenantProvider>;
+}
+
+/** Governance's answer for the caller's tenant. */
+export type TenantSettingsSource = (caller: Caller) => Promise<TenantSettings>;
 
 /** A quota rule that is used up (governance's answer when it refuses a run). */
 export interface ExceededQuota {

@@ -49,7 +49,7 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
     /** The same refusals as a run, then a Queued run row and its job. */
     async enqueue(caller: Caller, request: StartRunRequest): Promise<RunRow> {
       if (!deps.settings.AsyncRun.Enabled) throw new HangarError('notImplemented', 'queued runs are switched off (AsyncRun:Enabled)');
-      const { definition, version } = await deps.preparation.prepare(caller, request, { admit: true, providers: false });
+      const { definition, version } = await deps.preparation.prepare(caller, request, { admit: true, tenant: false });
       const runId = randomUUID();
       const run = await deps.jobs.enqueue(
         caller.tenantId,

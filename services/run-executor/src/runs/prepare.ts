@@ -1,12 +1,12 @@
 import type { AgentDefinition } from '@hangar/contracts';
-import { HangarError, validationError, type Caller, type HangarConfig } from '@hangar/platform';
+import { forbidden, HangarError, validationError, type Caller, type HangarConfig } from '@hangar/platform';
 import type {
   AgentLoader,
   AttachmentContent,
   AttachmentReader,
   PromptEstimate,
   SessionGateway,
-  TenantProviderSource,
+  TenantSettingsSource,
 } from '../clients/ports.js';
 import type { Admission } from './admission.js';
 import type { StartRunRequest } from './run.model.js';
@@ -15,7 +15,7 @@ export interface PrepareDeps {
   agents: AgentLoader;
   admit: Admission;
   /** The tenant's own provider bindings (cached). */
-  tenantProviders: TenantProviderSource;
+  tenantSettings: TenantSettingsSource;
   sessions: SessionGateway;
   attachments: AttachmentReader;
   settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight'>;
@@ -94,19 +94,21 @@ export function createPreparation(deps: PrepareDeps) {
     /**
      * Every check that refuses a run before it exists (429 with `admit`, 404, 400, 403, 501), and
      * what the run needs. The quota admission, the agent's load and (for a run about to execute)
-     * the tenant's provider bindings are asked side by side; a refusal by quota comes first.
+     * its tenant's state and provider bindings are asked side by side; a refusal by quota comes first.
      */
-    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean; providers: boolean }) {
-      const [admitted, loaded, providers] = await Promise.allSettled([
+    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean; tenant: boolean }) {
+      const [admitted, loaded, settings] = await Promise.allSettled([
         options.admit ? deps.admit(caller, request.agentName) : undefined,
         deps.agents.load(caller, request.agentName),
-        options.providers ? deps.tenantProviders(caller) : undefined,
+        options.tenant ? deps.tenantSettings(caller) : undefined,
       ]);
       if (admitted.status === 'rejected') throw admitted.reason;
       if (loaded.status === 'rejected') throw loaded.reason;
-      if (providers.status === 'rejected') throw providers.reason;
+      if (settings.status === 'rejected') throw settings.reason;
+      // The gateway refuses a disabled tenant's requests; this refuses its queued and continued runs too.
+      if (settings.value && !settings.value.enabled) throw forbidden(`tenant "${caller.tenantId}" is disabled`, 'tenant_disabled');
       const { definition, version } = loaded.value;
-      const tenant = providers.value && { tenantId: caller.tenantId, providers: providers.value };
+      const tenant = settings.value && { tenantId: caller.tenantId, providers: settings.value.providers };
       const parameters = checkParameters(definition, request.parameters, deps.settings.MaxParameterValueLength);
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);

@@ -10,7 +10,7 @@ import type {
   QuotaAdmission,
   SessionGateway,
   SkillGateway,
-  TenantProviderSource,
+  TenantSettingsSource,
   ToolCatalog,
 } from '../clients/ports.js';
 import { contentGuardFrom } from '../content-guard.js';
@@ -61,7 +61,7 @@ export interface RunEngineDeps {
   audit: AuditWriter;
   admitRun: QuotaAdmission;
   /** The tenant's own provider bindings (cached, see providers/tenant-providers.ts). */
-  tenantProviders: TenantProviderSource;
+  tenantSettings: TenantSettingsSource;
   models: ModelResolver;
   breaker: CircuitBreaker;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
@@ -90,7 +90,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   const preparation = createPreparation({
     agents: deps.agents,
     admit: createAdmission({ admitRun: deps.admitRun, logger, settings: config }),
-    tenantProviders: deps.tenantProviders,
+    tenantSettings: deps.tenantSettings,
     sessions: deps.sessions,
     attachments: deps.attachments,
     settings: config,

@@ -112,7 +112,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued.
     const prepared = await deps.preparation.prepare(caller, request, {
       admit: !parent && !context.queuedRunId && !context.continuedRunId,
-      providers: true,
+      tenant: true,
     });
     const { definition, version } = prepared;
     const guard = deps.guard;
