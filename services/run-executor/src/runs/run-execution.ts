@@ -13,7 +13,7 @@ import type { ReconciliationRepository } from '../reconciliation/reconciliation.
 import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
 import type { Preparation, PreparedRun } from './prepare.js';
 import { modelMessages, sessionTurn } from './run-messages.js';
-import { ZERO_USAGE, type RunOutcome, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
+import { ZERO_USAGE, type NewRun, type RunOutcome, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
@@ -144,12 +144,12 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? runInput(definition.name, request) : undefined;
     // A new run's row, input and first model are one statement; a queued or continued run's row exists.
     const firstModel = existingRunId ? undefined : { provider: definition.model.provider, model: definition.model.model };
-    const newRun = {
+    const newRun: NewRun = {
       id: runId,
       agentName: definition.name,
       agentVersion: version,
       sessionId: request.sessionId ?? null,
-      kind: parent ? ('Child' as const) : ('Interactive' as const),
+      kind: parent ? 'Child' : 'Interactive',
       isStreaming: request.isStreaming,
       rootRunId: parent?.rootRunId ?? runId,
       parentRunId: parent?.id ?? null,
@@ -168,7 +168,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         return runs.insert(caller.tenantId, newRun, 'Running', { model: firstModel });
       }
     });
-    const run: RunRow = started ?? placeholderRun(runId, definition.name, version, request, parent);
+    const run: RunRow = started ?? placeholderRun(newRun);
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
     // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
     const continuable = continuationEnabled && !parent && !context.queuedRunId;
@@ -372,34 +372,16 @@ const runInput = (agentName: string, request: StartRunRequest) => ({
 });
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
-function placeholderRun(
-  id: string,
-  agentName: string,
-  agentVersion: number | null,
-  request: Pick<StartRunRequest, 'sessionId' | 'isStreaming'>,
-  parent?: RunRow,
-): RunRow {
-  return {
-    id,
-    agentName,
-    agentVersion,
-    sessionId: request.sessionId ?? null,
-    status: 'Running',
-    kind: parent ? 'Child' : 'Interactive',
-    isStreaming: request.isStreaming,
-    startedAt: new Date().toISOString(),
-    completedAt: null,
-    durationMs: null,
-    usage: ZERO_USAGE,
-    cost: null,
-    modelProvider: null,
-    model: null,
-    errorType: null,
-    errorMessage: null,
-    parentRunId: parent?.id ?? null,
-    rootRunId: parent?.rootRunId ?? id,
-    depth: parent ? parent.depth + 1 : 0,
-    userId: null,
-    labels: {},
-  };
-}
+const placeholderRun = (run: NewRun): RunRow => ({
+  ...run,
+  status: 'Running',
+  startedAt: new Date().toISOString(),
+  completedAt: null,
+  durationMs: null,
+  usage: ZERO_USAGE,
+  cost: null,
+  modelProvider: null,
+  model: null,
+  errorType: null,
+  errorMessage: null,
+});
