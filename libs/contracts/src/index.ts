@@ -19,3 +19,4 @@ export * from './run-status.js';
 export * from './api-keys.js';
 export * from './tenants.js';
 export * from './host-policies.js';
+export * from './agent-changes.js';

@@ -1,5 +1,6 @@
 export * from './provider.js';
 export { PGliteDialect } from './pglite-dialect.js';
 export { PGliteWorker } from './pglite-worker-client.js';
-export { sql, type Kysely, type Migration, type Insertable, type Selectable, type Generated } from 'kysely';
+export { sql, type Kysely, type Migration, type Insertable, type Selectable, type Generated, type Transaction } from 'kysely';
 export { jsonb } from './jsonb.js';
+export * from './outbox.js';

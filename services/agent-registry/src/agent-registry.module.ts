@@ -1,4 +1,5 @@
-import { AgentRegistryServiceDefinition, SkillServiceDefinition } from '@hangar/contracts';
+import { AGENT_CHANGES_TOPIC, AgentRegistryServiceDefinition, SkillServiceDefinition, type AgentChange } from '@hangar/contracts';
+import { createOutboxRelay } from '@hangar/messaging';
 import { createChannel, createServiceClient, grpcServiceModule, type Caller } from '@hangar/platform';
 import { createAgentRepository, type RegistryDatabase } from './agent.repository.js';
 import { agentRegistryGrpc } from './agent-registry.grpc.js';
@@ -7,15 +8,38 @@ import { createCatalog } from './catalog.js';
 import { loadCodeAgents } from './code-agents.loader.js';
 import { registryMigrations } from './migrations/index.js';
 
+// Changes reach the event log within ~20 ms of their commit here, within a second otherwise.
+const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 30_000 };
+
 export const agentRegistryModule = grpcServiceModule({
   name: 'AgentRegistry',
   dependsOn: ['Skill'],
-  async setup({ config, engines, addressOf }, grpc) {
+  async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<RegistryDatabase>('registry', registryMigrations);
+    // As with run events: a durable event log is fed through the outbox, an in-process one directly.
+    const outbox = engines.eventLog.kind !== 'memory';
+    const repository = createAgentRepository(database.db, { outbox });
+    const relay = outbox
+      ? createOutboxRelay({
+          shipOutbox: repository.shipOutbox,
+          eventLog: engines.eventLog,
+          topic: AGENT_CHANGES_TOPIC,
+          onError: (error) => logger.warn({ err: error }, 'agent changes could not be shipped to the event log; they stay in the outbox'),
+          settings: OUTBOX_SETTINGS,
+        })
+      : undefined;
+    relay?.start();
+    const changed = (change: AgentChange) => {
+      if (relay) return relay.nudge();
+      engines.eventLog
+        .append(AGENT_CHANGES_TOPIC, [{ key: `${change.tenantId}/${change.name}`, value: JSON.stringify(change) }])
+        .catch((error) => logger.warn({ err: error, agent: change.name }, 'agent change could not be handed to the event log'));
+    };
     const skillChannel = createChannel(addressOf('Skill'));
     const skills = createServiceClient(SkillServiceDefinition, skillChannel);
     const service = createAgentRegistryService({
-      repository: createAgentRepository(database.db),
+      repository,
+      changed,
       catalog: createCatalog(config),
       codeAgents: await loadCodeAgents(config.CodeAgents.Modules),
       maxSkillsPerAgent: config.Skills.MaxSkillsPerAgent,
@@ -23,6 +47,11 @@ export const agentRegistryModule = grpcServiceModule({
       findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
     });
     grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
-    return { close: async () => skillChannel.close() };
+    return {
+      close: async () => {
+        await relay?.stop();
+        skillChannel.close();
+      },
+    };
   },
 });

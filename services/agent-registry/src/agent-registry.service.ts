@@ -1,4 +1,5 @@
 import {
+  type AgentChange,
   renderInstructions,
   type AgentDefinition,
   type AgentDefinitionRecord,
@@ -51,6 +52,8 @@ export interface AgentRegistryDeps {
   maxSkillsPerAgent: number;
   /** `Preflight:ReserveRatio`: the share of the window kept for the answer. */
   reserveRatio: number;
+  /** A change was committed: ship it now (outbox) or hand it to the in-process log; never throws. */
+  changed: (change: AgentChange) => void;
   /** How long a factory may take when its instructions are read for the detail view. */
   factoryReadTimeoutMs?: number;
   /** How long a factory may take to build the agent a run uses. */
@@ -224,7 +227,8 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       await ensureCompiles(caller, definition);
       const created = await repository.insertFirst(caller.tenantId, definition, caller.actor);
       if (!created) throw conflict(`an agent named "${definition.name}" already exists`);
-      return created;
+      deps.changed(created.change);
+      return created.result;
     },
 
     async update(caller: Caller, name: string, definition: AgentDefinition): Promise<AgentDefinitionRecord> {
@@ -238,12 +242,15 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       await ensureCompiles(caller, definition);
       const updated = await repository.appendVersion(caller.tenantId, definition, caller.actor);
       if (!updated) throw notFound(`agent "${name}" not found`);
-      return updated;
+      deps.changed(updated.change);
+      return updated.result;
     },
 
     async delete(caller: Caller, name: string): Promise<void> {
       rejectCodeAgent(name, 'deleted');
-      if (!(await repository.delete(caller.tenantId, name))) throw notFound(`agent "${name}" not found`);
+      const deleted = await repository.delete(caller.tenantId, name);
+      if (!deleted) throw notFound(`agent "${name}" not found`);
+      deps.changed(deleted.change);
     },
 
     validate: compile,
@@ -266,7 +273,8 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       if (!target) throw notFound(`version ${version} of agent "${name}" not found`);
       const appended = await repository.appendVersion(caller.tenantId, target.definition, caller.actor);
       if (!appended) throw notFound(`agent "${name}" not found`);
-      return appended;
+      deps.changed(appended.change);
+      return appended.result;
     },
 
     async diff(caller: Caller, name: string, left: number, right: number) {

@@ -1,5 +1,7 @@
-import type { AgentDefinition, AgentDefinitionRecord } from '@hangar/contracts';
-import { jsonb, sql, type Generated, type Kysely } from '@hangar/storage';
+import { randomUUID } from 'node:crypto';
+import type { AgentChange, AgentDefinition, AgentDefinitionRecord } from '@hangar/contracts';
+import type { ShipOutbox } from '@hangar/messaging';
+import { jsonb, shipOutbox, sql, type Generated, type Kysely, type OutboxTables, type Transaction } from '@hangar/storage';
 
 interface AgentsTable {
   tenant_id: string;
@@ -18,9 +20,29 @@ interface AgentVersionsTable {
   created_by: string;
 }
 
+interface AgentChangeOutboxTable {
+  id: Generated<string>;
+  agent_key: string;
+  payload: AgentChange;
+}
+
 export interface RegistryDatabase {
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
+  agent_change_outbox: AgentChangeOutboxTable;
+}
+
+/** Agent changes on their way to the event log, keyed by tenant and name so one agent's changes keep their order. */
+export const AGENT_CHANGE_OUTBOX: OutboxTables = {
+  outbox: 'agent_change_outbox',
+  lease: 'agent_change_outbox_lease',
+  keyColumn: 'agent_key',
+};
+
+/** A write and the change it announces (already in the outbox, when there is one). */
+export interface Changed<T> {
+  result: T;
+  change: AgentChange;
 }
 
 export interface StoredAgent extends Required<AgentDefinitionRecord> {
@@ -36,8 +58,22 @@ const toRecord = (row: VersionRow): Required<AgentDefinitionRecord> => ({
   createdBy: row.created_by,
 });
 
-/** Every SQL statement of the agent registry. */
-export function createAgentRepository(db: Kysely<RegistryDatabase>) {
+/**
+ * Every SQL statement of the agent registry. With `outbox` (a durable event log), each write also
+ * queues the change it makes in `agent_change_outbox`, in the same transaction.
+ */
+export function createAgentRepository(db: Kysely<RegistryDatabase>, options: { outbox: boolean }) {
+  async function announce(trx: Transaction<RegistryDatabase>, tenantId: string, type: AgentChange['type'], name: string, version: number) {
+    const change: AgentChange = { id: randomUUID(), tenantId, type, name, version, at: new Date().toISOString() };
+    if (options.outbox) {
+      await trx
+        .insertInto('agent_change_outbox')
+        .values({ agent_key: `${tenantId}/${name}`, payload: jsonb(change) })
+        .execute();
+    }
+    return change;
+  }
+
   const currentVersions = () =>
     db
       .selectFrom('agents as a')
@@ -101,7 +137,11 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
     },
 
     /** Stores version 1; undefined when the name is already taken (nothing written). */
-    async insertFirst(tenantId: string, definition: AgentDefinition, actor: string): Promise<Required<AgentDefinitionRecord> | undefined> {
+    async insertFirst(
+      tenantId: string,
+      definition: AgentDefinition,
+      actor: string,
+    ): Promise<Changed<Required<AgentDefinitionRecord>> | undefined> {
       return db.transaction().execute(async (trx) => {
         const inserted = await trx
           .insertInto('agents')
@@ -121,7 +161,7 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
           })
           .returning(['definition', 'version', 'created_at', 'created_by'])
           .executeTakeFirstOrThrow();
-        return toRecord(row);
+        return { result: toRecord(row), change: await announce(trx, tenantId, 'agent.created', definition.name, 1) };
       });
     },
 
@@ -130,7 +170,7 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
       tenantId: string,
       definition: AgentDefinition,
       actor: string,
-    ): Promise<Required<AgentDefinitionRecord> | undefined> {
+    ): Promise<Changed<Required<AgentDefinitionRecord>> | undefined> {
       return db.transaction().execute(async (trx) => {
         const agent = await trx
           .selectFrom('agents')
@@ -158,15 +198,26 @@ export function createAgentRepository(db: Kysely<RegistryDatabase>) {
           .where('tenant_id', '=', tenantId)
           .where('name', '=', definition.name)
           .execute();
-        return toRecord(row);
+        return { result: toRecord(row), change: await announce(trx, tenantId, 'agent.updated', definition.name, version) };
       });
     },
 
-    /** Removes the agent and all its versions; false when there was none. */
-    async delete(tenantId: string, name: string): Promise<boolean> {
-      const result = await db.deleteFrom('agents').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
-      return result.numDeletedRows > 0n;
+    /** Removes the agent and all its versions; undefined when there was none. */
+    async delete(tenantId: string, name: string): Promise<Changed<void> | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const deleted = await trx
+          .deleteFrom('agents')
+          .where('tenant_id', '=', tenantId)
+          .where('name', '=', name)
+          .returning('current_version')
+          .executeTakeFirst();
+        if (!deleted) return undefined;
+        return { result: undefined, change: await announce(trx, tenantId, 'agent.deleted', name, deleted.current_version) };
+      });
     },
+
+    /** Ships queued changes to the event log (see `shipOutbox` in @hangar/storage). */
+    shipOutbox: ((lease, ship) => shipOutbox(db, AGENT_CHANGE_OUTBOX, lease, ship)) satisfies ShipOutbox,
   };
 }
 

@@ -23,7 +23,7 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
   beforeAll(async () => {
     fixture = await openEngine(engine);
     const database = await fixture.storage.open<RegistryDatabase>('registry', registryMigrations);
-    repository = createAgentRepository(database.db);
+    repository = createAgentRepository(database.db, { outbox: true });
   });
 
   afterAll(async () => {
@@ -31,7 +31,7 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
   });
 
   it('stores version 1 and refuses a second insert of the same name without writing', async () => {
-    const created = await repository.insertFirst('t1', definition('alpha'), 'alice');
+    const created = (await repository.insertFirst('t1', definition('alpha'), 'alice'))?.result;
     expect(created).toMatchObject({ version: 1, createdBy: 'alice', definition: definition('alpha') });
     expect(await repository.insertFirst('t1', definition('alpha', { instructions: 'other' }), 'bob')).toBeUndefined();
     expect((await repository.getCurrent('t1', 'alpha'))?.definition.instructions).toBe('You are alpha');
@@ -89,7 +89,7 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
     expect((await repository.getCurrent('t2', 'alpha'))?.definition.instructions).toBe('tenant two');
     expect((await repository.getCurrent('t1', 'alpha'))?.version).toBe(3);
     expect((await repository.listCurrent('t2')).map((agent) => agent.definition.name)).toEqual(['alpha']);
-    expect(await repository.delete('t2', 'rich')).toBe(false);
+    expect(await repository.delete('t2', 'rich')).toBeUndefined();
   });
 
   it('lists current versions ordered by name and exposes call edges', async () => {
@@ -102,11 +102,38 @@ describe.each(SQL_ENGINES)('agent repository on %s', (engine) => {
   });
 
   it('deletes an agent with all its versions, once', async () => {
-    expect(await repository.delete('t1', 'alpha')).toBe(true);
+    expect(await repository.delete('t1', 'alpha')).toMatchObject({ change: { type: 'agent.deleted', name: 'alpha' } });
     expect(await repository.getCurrent('t1', 'alpha')).toBeUndefined();
     expect(await repository.listVersions('t1', 'alpha')).toEqual([]);
-    expect(await repository.delete('t1', 'alpha')).toBe(false);
+    expect(await repository.delete('t1', 'alpha')).toBeUndefined();
     expect(await repository.exists('t1', 'alpha')).toBe(false);
-    expect((await repository.insertFirst('t1', definition('alpha'), 'alice'))?.version).toBe(1);
+    expect((await repository.insertFirst('t1', definition('alpha'), 'alice'))?.result.version).toBe(1);
+  });
+
+  it('queues every change in the outbox with its write, and ships them in order, once', async () => {
+    const drain = async () => {
+      const shipped: Array<{ key: string; change: Record<string, unknown> }> = [];
+      while (
+        (await repository.shipOutbox({ owner: 'relay', limit: 100, leaseMs: 30_000 }, async (records) => {
+          shipped.push(...records.map((record) => ({ key: record.key, change: JSON.parse(record.value) })));
+        })) > 0
+      );
+      return shipped;
+    };
+    await drain();
+    await repository.insertFirst('t3', definition('omega'), 'alice');
+    expect(await repository.insertFirst('t3', definition('omega'), 'alice')).toBeUndefined();
+    await repository.appendVersion('t3', definition('omega', { instructions: 'v2' }), 'bob');
+    expect(await repository.appendVersion('t3', definition('nobody'), 'bob')).toBeUndefined();
+    const deleted = await repository.delete('t3', 'omega');
+    const shipped = await drain();
+    expect(shipped.map(({ key, change }) => [key, change.type, change.version])).toEqual([
+      ['t3/omega', 'agent.created', 1],
+      ['t3/omega', 'agent.updated', 2],
+      ['t3/omega', 'agent.deleted', 2],
+    ]);
+    expect(shipped[2].change).toEqual(deleted?.change);
+    expect(new Set(shipped.map(({ change }) => change.id)).size).toBe(3);
+    expect(await drain()).toEqual([]);
   });
 });

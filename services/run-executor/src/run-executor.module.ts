@@ -1,4 +1,5 @@
 import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
+import { createOutboxRelay } from '@hangar/messaging';
 import { grpcServiceModule } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
@@ -6,7 +7,6 @@ import { createServiceClients } from './clients/grpc-clients.js';
 import type { RunDatabase } from './database.js';
 import { typedPubSub } from './events/channels.js';
 import { createEventRepository } from './events/event.repository.js';
-import { createOutboxRelay } from './events/outbox-relay.js';
 import { createScoreRepository } from './feedback/score.repository.js';
 import { createJobRepository } from './jobs/job.repository.js';
 import { createJobWorker } from './jobs/job-worker.js';
@@ -56,7 +56,13 @@ export const runExecutorModule = grpcServiceModule({
     await tenantSettings.start();
 
     const relay = outbox
-      ? createOutboxRelay({ repository: repositories.events, eventLog: engines.eventLog, logger, settings: OUTBOX_SETTINGS })
+      ? createOutboxRelay({
+          shipOutbox: repositories.events.shipOutbox,
+          eventLog: engines.eventLog,
+          topic: RUN_EVENTS_TOPIC,
+          onError: (error) => logger.warn({ err: error }, 'run events could not be shipped to the event log; they stay in the outbox'),
+          settings: OUTBOX_SETTINGS,
+        })
       : undefined;
     relay?.start();
     const engine = createRunEngine({

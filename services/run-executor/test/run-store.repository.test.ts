@@ -226,7 +226,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
         { seq: 2, type: 'message.delta', data: { text: 'hi' } },
       ]);
       const shipped: Array<{ key: string; value: string }> = [];
-      const count = await events.shipOutbox('relay-a', 10, 30_000, async (records) => {
+      const count = await events.shipOutbox({ owner: 'relay-a', limit: 10, leaseMs: 30_000 }, async (records) => {
         // Another write while the relay waits on the event log: a transaction held open here would block it.
         await events.appendEvents(target(run.id), [{ seq: 3, type: 'run.completed', data: {} }]);
         shipped.push(...records);
@@ -238,7 +238,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       ]);
       expect(JSON.parse(shipped[0].value)).toMatchObject({ tenantId: 't1', runId: run.id, rootRunId: run.id, agentName: 'bot' });
       const rest: string[] = [];
-      await events.shipOutbox('relay-a', 10, 30_000, async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)));
+      await events.shipOutbox({ owner: 'relay-a', limit: 10, leaseMs: 30_000 }, async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)));
       expect(rest).toEqual(['run.completed']);
     });
 
@@ -256,27 +256,27 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       const run = await runs.insert('t1', newRun());
       await events.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: {} }]);
       await expect(
-        events.shipOutbox('relay-a', 10, 30_000, async () => {
+        events.shipOutbox({ owner: 'relay-a', limit: 10, leaseMs: 30_000 }, async () => {
           throw new Error('broker down');
         }),
       ).rejects.toThrow('broker down');
       let inside: () => void = () => {};
       let release: () => void = () => {};
-      const holding = events.shipOutbox('relay-a', 10, 30_000, async () => {
+      const holding = events.shipOutbox({ owner: 'relay-a', limit: 10, leaseMs: 30_000 }, async () => {
         inside();
         await new Promise<void>((resolve) => (release = resolve));
       });
       await new Promise<void>((resolve) => (inside = resolve));
-      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(0);
+      expect(await events.shipOutbox({ owner: 'relay-b', limit: 10, leaseMs: 30_000 }, async () => {})).toBe(0);
       release();
       expect(await holding).toBe(1);
 
       await events.appendEvents(target(run.id), [{ seq: 2, type: 'run.completed', data: {} }]);
       // A relay that died holding the lease: the next one waits for it to expire.
       await setOutboxLease('relay-dead', '1 hour');
-      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(0);
+      expect(await events.shipOutbox({ owner: 'relay-b', limit: 10, leaseMs: 30_000 }, async () => {})).toBe(0);
       await setOutboxLease('relay-dead', '-1 second');
-      expect(await events.shipOutbox('relay-b', 10, 30_000, async () => {})).toBe(1);
+      expect(await events.shipOutbox({ owner: 'relay-b', limit: 10, leaseMs: 30_000 }, async () => {})).toBe(1);
     });
   });
 });

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from '@hangar/storage';
+import { createOutboxTables, sql, type Kysely, type Migration } from '@hangar/storage';
+import { AGENT_CHANGE_OUTBOX } from '../agent.repository.js';
 
 export const registryMigrations: Record<string, Migration> = {
   '0001_agents': {
@@ -25,6 +26,12 @@ export const registryMigrations: Record<string, Migration> = {
           fk.onDelete('cascade'),
         )
         .execute();
+    },
+  },
+  '0002_agent_change_outbox': {
+    async up(db: Kysely<any>) {
+      // Agent changes on their way to the event log (webhooks): written with the change, deleted once shipped.
+      await createOutboxTables(db, AGENT_CHANGE_OUTBOX);
     },
   },
 };

@@ -1,4 +1,5 @@
-import { jsonb, sql, type Kysely } from '@hangar/storage';
+import type { ShipOutbox } from '@hangar/messaging';
+import { jsonb, shipOutbox, sql, type Kysely, type OutboxTables } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
 
@@ -60,7 +61,7 @@ export async function lastSeq(db: Kysely<RunDatabase>, runId: string): Promise<n
 }
 
 /** The outbox is shipped by one relay at a time (the lease row), so a root's events leave in order. */
-const OUTBOX_LEASE_ID = 1;
+export const RUN_EVENT_OUTBOX: OutboxTables = { outbox: 'run_event_outbox', lease: 'run_event_outbox_lease', keyColumn: 'root_run_id' };
 
 /**
  * A run's event log (`run_events`) and the outbox that carries it to a durable event log (Kafka).
@@ -84,52 +85,8 @@ export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox
       return rows.map(toEvent);
     },
 
-    /**
-     * Hands up to `limit` queued events, oldest first, to `ship`, and deletes them once it returns.
-     * No transaction is open while `ship` waits on the event log: the relay first takes the outbox
-     * lease (relays in several processes ship in turn, so order holds), and a relay that dies
-     * mid-shipment leaves its rows for the next lease holder (at-least-once).
-     */
-    async shipOutbox(
-      owner: string,
-      limit: number,
-      leaseMs: number,
-      ship: (events: Array<{ key: string; value: string }>) => Promise<void>,
-    ): Promise<number> {
-      const lease = await db
-        .updateTable('run_event_outbox_lease')
-        .set({ owner, expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
-        .where('id', '=', OUTBOX_LEASE_ID)
-        .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
-        .returning('owner')
-        .executeTakeFirst();
-      if (!lease) return 0;
-      try {
-        const rows = await db.selectFrom('run_event_outbox').selectAll().orderBy('id').limit(limit).execute();
-        if (!rows.length) return 0;
-        await ship(rows.map((row) => ({ key: row.root_run_id, value: JSON.stringify(row.payload) })));
-        // Only while the lease is still ours: a relay whose shipment outlived it leaves the rows to the next holder.
-        await db
-          .deleteFrom('run_event_outbox')
-          .where(
-            'id',
-            'in',
-            rows.map((row) => row.id),
-          )
-          .where(({ exists, selectFrom }) =>
-            exists(selectFrom('run_event_outbox_lease').select('id').where('id', '=', OUTBOX_LEASE_ID).where('owner', '=', owner)),
-          )
-          .execute();
-        return rows.length;
-      } finally {
-        await db
-          .updateTable('run_event_outbox_lease')
-          .set({ owner: null, expires_at: null })
-          .where('id', '=', OUTBOX_LEASE_ID)
-          .where('owner', '=', owner)
-          .execute();
-      }
-    },
+    /** Ships queued events to the event log (see `shipOutbox` in @hangar/storage). */
+    shipOutbox: ((lease, ship) => shipOutbox(db, RUN_EVENT_OUTBOX, lease, ship)) satisfies ShipOutbox,
   };
 }
 

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RUN_EVENTS_TOPIC } from '@hangar/contracts';
-import type { EventLog } from '@hangar/messaging';
-import type { Logger } from '@hangar/platform';
-import type { EventRepository } from './event.repository.js';
+import type { EventLog } from './ports.js';
 
 export interface OutboxRelaySettings {
   /** How often the outbox is read when nothing nudges the relay. */
@@ -14,18 +11,26 @@ export interface OutboxRelaySettings {
   leaseMs: number;
 }
 
+/** One round of shipping: hands up to `limit` outbox rows to `ship` under a lease; the number shipped. */
+export type ShipOutbox = (
+  lease: { owner: string; leaseMs: number; limit: number },
+  ship: (records: Array<{ key: string; value: string }>) => Promise<void>,
+) => Promise<number>;
+
 /**
- * Ships stored run events from the outbox to the event log, oldest first, in batches. A failed
- * shipment leaves the events in the outbox for the next round (at-least-once: a consumer may see
- * an event twice, never out of order for one run tree).
+ * Ships what a service stored in its outbox to `topic` on the event log, oldest first, in batches.
+ * A failed shipment leaves the rows in the outbox for the next round (at-least-once: a consumer may
+ * see a record twice, never out of order for one key).
  */
 export function createOutboxRelay(deps: {
-  repository: Pick<EventRepository, 'shipOutbox'>;
+  shipOutbox: ShipOutbox;
   eventLog: EventLog;
-  logger: Logger;
+  topic: string;
+  /** Told when a round fails (the rows stay for the next one). */
+  onError: (error: unknown) => void;
   settings: OutboxRelaySettings;
 }) {
-  const { repository, eventLog, logger, settings } = deps;
+  const { eventLog, settings } = deps;
   const owner = `relay-${randomUUID()}`;
   let timer: NodeJS.Timeout | undefined;
   let nextRoundAt = Infinity;
@@ -36,13 +41,13 @@ export function createOutboxRelay(deps: {
   async function drain() {
     try {
       while (true) {
-        const shipped = await repository.shipOutbox(owner, settings.batchSize, settings.leaseMs, (records) =>
-          eventLog.append(RUN_EVENTS_TOPIC, records),
+        const shipped = await deps.shipOutbox({ owner, leaseMs: settings.leaseMs, limit: settings.batchSize }, (records) =>
+          eventLog.append(deps.topic, records),
         );
         if (shipped < settings.batchSize) return;
       }
     } catch (error) {
-      logger.warn({ err: error }, 'run events could not be shipped to the event log; they stay in the outbox');
+      deps.onError(error);
     }
   }
 

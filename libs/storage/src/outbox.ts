@@ -1,0 +1,86 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * A transactional outbox: rows written in the same statement or transaction as the change they
+ * announce, shipped to an event log by one relay at a time (the lease row), then deleted. Tables:
+ * `{outbox}(id bigserial primary key, {keyColumn} <any>, payload jsonb)` and
+ * `{lease}(id smallint primary key = 1, owner text, expires_at timestamptz)` holding one row.
+ */
+export interface OutboxTables {
+  outbox: string;
+  lease: string;
+  /** The column whose value becomes the record key (records with one key keep their order). */
+  keyColumn: string;
+}
+
+const LEASE_ID = 1;
+
+/** Creates the outbox and its lease row (for a service's migrations). */
+export async function createOutboxTables(db: Kysely<any>, tables: OutboxTables, keyType: 'text' | 'uuid' = 'text') {
+  await db.schema
+    .createTable(tables.outbox)
+    .addColumn('id', 'bigserial', (column) => column.primaryKey())
+    .addColumn(tables.keyColumn, keyType, (column) => column.notNull())
+    .addColumn('payload', 'jsonb', (column) => column.notNull())
+    .execute();
+  await db.schema
+    .createTable(tables.lease)
+    .addColumn('id', 'smallint', (column) => column.primaryKey().check(sql`id = 1`))
+    .addColumn('owner', 'text')
+    .addColumn('expires_at', 'timestamptz')
+    .execute();
+  await db.insertInto(tables.lease).values({ id: LEASE_ID, owner: null, expires_at: null }).execute();
+}
+
+/**
+ * Hands up to `limit` queued rows, oldest first, to `ship`, and deletes them once it returns; the
+ * number shipped. No transaction is open while `ship` waits on the event log: the relay first takes
+ * the lease (relays in several processes ship in turn, so order holds), and a relay that dies
+ * mid-shipment leaves its rows for the next lease holder (at-least-once).
+ */
+export async function shipOutbox(
+  db: Kysely<any>,
+  tables: OutboxTables,
+  lease: { owner: string; leaseMs: number; limit: number },
+  ship: (records: Array<{ key: string; value: string }>) => Promise<void>,
+): Promise<number> {
+  const { owner } = lease;
+  const taken = await db
+    .updateTable(tables.lease)
+    .set({ owner, expires_at: sql`now() + ${`${lease.leaseMs} milliseconds`}::interval` })
+    .where('id', '=', LEASE_ID)
+    .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
+    .returning('owner')
+    .executeTakeFirst();
+  if (!taken) return 0;
+  try {
+    const rows = await db
+      .selectFrom(tables.outbox)
+      .select(['id', sql.ref(tables.keyColumn).as('key'), 'payload'])
+      .orderBy('id')
+      .limit(lease.limit)
+      .execute();
+    if (!rows.length) return 0;
+    await ship(rows.map((row) => ({ key: String(row.key), value: JSON.stringify(row.payload) })));
+    // Only while the lease is still ours: a relay whose shipment outlived it leaves the rows to the next holder.
+    await db
+      .deleteFrom(tables.outbox)
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .where(({ exists, selectFrom }) =>
+        exists(selectFrom(tables.lease).select('id').where('id', '=', LEASE_ID).where('owner', '=', owner)),
+      )
+      .execute();
+    return rows.length;
+  } finally {
+    await db
+      .updateTable(tables.lease)
+      .set({ owner: null, expires_at: null })
+      .where('id', '=', LEASE_ID)
+      .where('owner', '=', owner)
+      .execute();
+  }
+}
