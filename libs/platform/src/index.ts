@@ -15,3 +15,6 @@ export * from './runtime/process.js';
 export { HANGAR_VERSION } from './version.js';
 export * from './access.js';
 export * from './audit.js';
+export * from './egress/addresses.js';
+export * from './egress/target.js';
+export * from './egress/client.js';
