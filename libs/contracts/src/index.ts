@@ -12,6 +12,8 @@ export { RunExecutorServiceDefinition } from './generated/hangar/v1/run_executor
 export { SessionServiceDefinition } from './generated/hangar/v1/session.js';
 export { AttachmentServiceDefinition } from './generated/hangar/v1/attachment.js';
 export { GovernanceServiceDefinition } from './generated/hangar/v1/governance.js';
+export * as webhookPb from './generated/hangar/v1/webhooks.js';
+export { WebhookServiceDefinition } from './generated/hangar/v1/webhooks.js';
 export * from './run-authorization.js';
 export * from './run-events.js';
 export * as runPb from './generated/hangar/v1/run_executor.js';
@@ -20,3 +22,5 @@ export * from './api-keys.js';
 export * from './tenants.js';
 export * from './host-policies.js';
 export * from './agent-changes.js';
+export * from './run-record.js';
+export * from './webhooks.js';

@@ -3,6 +3,7 @@ export * from './config/schema.js';
 export * from './config/load.js';
 export * from './config/not-yet-effective.js';
 export { parseDuration } from './config/values.js';
+export { namedSecret } from './config/secrets.js';
 export * from './logging.js';
 export * from './telemetry.js';
 export * from './grpc/caller.js';

@@ -212,7 +212,12 @@ describe('checkEgressTarget', () => {
     expect(refusal('https://10.0.0.1/', { ...strict, allowPrivateNetworkTargets: true })).toBeUndefined();
   });
 
-  it('does not resolve host names', () => expect(refusal('https://localhost/')).toBeUndefined());
+  it('does not resolve host names, but knows localhost names always mean this machine', () => {
+    expect(refusal('https://internal.hooks.example/')).toBeUndefined();
+    for (const name of ['localhost', 'LOCALHOST.', 'api.localhost'])
+      expect(refusal(`https://${name}/`)).toBe(`the target ${name.toLowerCase()} is a private network address`);
+    expect(refusal('https://localhost/', { ...strict, allowPrivateNetworkTargets: true })).toBeUndefined();
+  });
 
   it('refuses other schemes, userinfo and garbage', () => {
     expect(refusal('ftp://files.example.com/', { ...strict, allowInsecureHttp: true })).toBe(

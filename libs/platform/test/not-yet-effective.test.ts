@@ -69,9 +69,9 @@ describe('configuration keys not yet effective', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
     expect(keys({ ContentProtection: { Keys: { k1: 'Hangar:ProtectionKeys:k1' } } })).toEqual(['ContentProtection:Keys']);
-    expect(keys({ Webhooks: { RetryDelays: ['1m', '5m', '30m', '2h', '6h'] }, Retention: { RunEvents: { MaxAge: '30d' } } })).toEqual([]);
-    expect(keys({ Webhooks: { RetryDelays: ['1m'] }, Retention: { RunEvents: { MaxAge: '10d' } } })).toEqual([
-      'Webhooks:RetryDelays',
+    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: [] }, Retention: { RunEvents: { MaxAge: '30d' } } })).toEqual([]);
+    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: ['report'] }, Retention: { RunEvents: { MaxAge: '10d' } } })).toEqual([
+      'Scheduling:HttpSchedulableHandlerKeys',
       'Retention:RunEvents:MaxAge',
     ]);
   });

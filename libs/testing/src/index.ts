@@ -8,3 +8,4 @@ export * from './mock-openai.js';
 export * from './all-in-one-process.js';
 export * from './polling.js';
 export * from './private-engines.js';
+export * from './webhook-receiver.js';

@@ -9,6 +9,7 @@ import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { tenantRoutes } from './routes/tenants.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -35,6 +36,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...skillScriptGrantRoutes,
     ...apiKeyRoutes,
     ...tenantRoutes,
+    ...webhookRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

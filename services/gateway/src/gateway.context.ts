@@ -7,6 +7,7 @@ import type {
   runPb,
   SessionServiceDefinition,
   SkillServiceDefinition,
+  WebhookServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -31,6 +32,8 @@ export interface GatewayContext {
   attachments: Client<typeof AttachmentServiceDefinition, CallerOptions>;
   governance: Client<typeof GovernanceServiceDefinition, CallerOptions>;
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
+  /** Webhook subscriptions and deliveries (served by the governance process). */
+  webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */
   policies: HostPolicies;
   /** Whether a tenant is enabled (403 tenant_disabled when not). */

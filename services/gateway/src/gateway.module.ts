@@ -6,6 +6,7 @@ import {
   RunExecutorServiceDefinition,
   SessionServiceDefinition,
   SkillServiceDefinition,
+  WebhookServiceDefinition,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
@@ -61,6 +62,7 @@ export const gatewayModule: HangarModule = {
       attachments: createServiceClient(AttachmentServiceDefinition, channels.Attachment),
       governance,
       skills: createServiceClient(SkillServiceDefinition, channels.Skill),
+      webhooks: createServiceClient(WebhookServiceDefinition, channels.Governance),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
       version: HANGAR_VERSION,

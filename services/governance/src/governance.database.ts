@@ -3,6 +3,7 @@ import type { AuditDatabase } from './audit.repository.js';
 import type { IdempotencyDatabase } from './idempotency.repository.js';
 import type { QuotaDatabase } from './quota.repository.js';
 import type { TenantDatabase } from './tenants/tenant.repository.js';
+import type { WebhookDatabase } from './webhooks/webhook.repository.js';
 
 /** Every table of the governance schema. */
-export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase & ApiKeyDatabase & TenantDatabase;
+export type GovernanceDatabase = AuditDatabase & IdempotencyDatabase & QuotaDatabase & ApiKeyDatabase & TenantDatabase & WebhookDatabase;

@@ -1,4 +1,10 @@
-import { API_KEY_REVOCATIONS_CHANNEL, GovernanceServiceDefinition, RUN_EVENTS_TOPIC, TENANT_CHANGES_CHANNEL } from '@hangar/contracts';
+import {
+  API_KEY_REVOCATIONS_CHANNEL,
+  GovernanceServiceDefinition,
+  RUN_EVENTS_TOPIC,
+  TENANT_CHANGES_CHANNEL,
+  WebhookServiceDefinition,
+} from '@hangar/contracts';
 import { auditOrLog, grpcServiceModule } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
@@ -11,16 +17,18 @@ import { createGovernanceService } from './governance.service.js';
 import { governanceMigrations } from './migrations/index.js';
 import { createTenantRepository } from './tenants/tenant.repository.js';
 import { createTenantService } from './tenants/tenant.service.js';
+import { webhookGrpc } from './webhooks/webhook.grpc.js';
+import { startWebhooks } from './webhooks/webhooks.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
 /** How often the moments API keys were last used are written (one write per key per flush, not per request). */
 const API_KEY_USE_FLUSH_MS = 10_000;
 
-/** The Governance process: tenants, API keys, quotas, the audit trail and the idempotency keys the gateway keeps. */
+/** The Governance process: tenants, API keys, quotas, webhooks, the audit trail and the idempotency keys the gateway keeps. */
 export const governanceModule = grpcServiceModule({
   name: 'Governance',
-  async setup({ config, engines, logger }, grpc) {
+  async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
     const service = createGovernanceService({
       audit: createAuditRepository(database.db),
@@ -51,6 +59,14 @@ export const governanceModule = grpcServiceModule({
       settings: { platformTenantId: config.DefaultTenantId, providerKeyPrefix: config.TenantProviders.AllowedConfigurationPrefix },
     });
     grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys, tenants));
+    const webhooks = await startWebhooks(config, {
+      db: database.db,
+      engines,
+      logger,
+      addressOf,
+      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+    });
+    grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
     const flush = setInterval(() => {
       apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
     }, API_KEY_USE_FLUSH_MS);
@@ -70,6 +86,7 @@ export const governanceModule = grpcServiceModule({
         clearInterval(flush);
         await apiKeys.flushLastUsed().catch(() => {});
         await runEvents.unsubscribe();
+        await webhooks.stop();
       },
     };
   },

@@ -90,18 +90,8 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Knowledge:ChunkOverlap',
     'Knowledge:MaxResults',
   ],
-  // API.md "Webhooks"; the egress rule also covers tool servers and tenant provider endpoints.
-  'Webhooks and egress': [
-    'Egress:AllowPrivateNetworkTargets',
-    'Webhooks:Enabled',
-    'Webhooks:AllowPrivateNetworkTargets',
-    'Webhooks:AllowInsecureHttp',
-    'Webhooks:AllowedConfigurationPrefix',
-    'Webhooks:MaxExtraHeaders',
-    'Webhooks:Timeout',
-    'Webhooks:MaxResponseBytes',
-    'Webhooks:DisableAfterConsecutiveFailures',
-    'Webhooks:RetryDelays',
+  // Verifying a signature: Hangar signs webhooks but receives none (the client's verify helper will read it).
+  'Webhook signature verification': [
     'Webhooks:SignatureTolerance',
   ],
   // API.md "Content protection".

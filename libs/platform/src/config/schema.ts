@@ -165,6 +165,8 @@ export const ConfigSchema = z
       }),
       /** API keys of tenants' own providers, each named by a tenant's `apiKeyKey` (`Hangar:ProviderKeys:<name>`). */
       ProviderKeys: z.record(z.string(), z.string()).default({}),
+      /** Standard Webhooks signing secrets (`whsec_…`), each named by a subscription's `secretKey` (`Hangar:WebhookSecrets:<name>`). */
+      WebhookSecrets: z.record(z.string(), z.string()).default({}),
       Runs: section({
         /** How long a cancel waits for the instance executing the run to answer before it is 409. */
         CancelReplyTimeout: duration().default(2000),

@@ -1,5 +1,8 @@
 import { isPrivateAddress } from './addresses.js';
 
+/** Names that always mean this machine (RFC 6761), refused at save like the addresses they stand for. */
+const LOOPBACK_NAME = /^(.+\.)?localhost\.?$/i;
+
 export interface EgressPolicy {
   /** Private, loopback, link-local… targets allowed (Egress:AllowPrivateNetworkTargets or a feature's own key). */
   allowPrivateNetworkTargets: boolean;
@@ -32,7 +35,7 @@ export function checkEgressTarget(url: string, policy: EgressPolicy): { ok: true
     return { ok: false, reason: `the target must use ${schemes.join(' or ')} (it uses ${parsed.protocol})` };
   // Credentials in a URL end up in logs and in the receiver's; they belong in headers.
   if (parsed.username || parsed.password) return { ok: false, reason: 'the target URL must not carry a user name or password' };
-  if (!policy.allowPrivateNetworkTargets && isPrivateAddress(parsed.hostname))
+  if (!policy.allowPrivateNetworkTargets && (isPrivateAddress(parsed.hostname) || LOOPBACK_NAME.test(parsed.hostname)))
     return { ok: false, reason: `the target ${parsed.hostname} is a private network address` };
   return { ok: true, url: parsed };
 }

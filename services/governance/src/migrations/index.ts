@@ -107,4 +107,63 @@ export const governanceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0006_webhooks': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('webhook_subscriptions')
+        .addColumn('id', 'uuid', (column) => column.primaryKey().defaultTo(sql`gen_random_uuid()`))
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('events', 'jsonb', (column) => column.notNull())
+        // The NAME of the configuration key holding the signing secret.
+        .addColumn('secret_key', 'text', (column) => column.notNull())
+        .addColumn('headers', 'jsonb', (column) => column.notNull())
+        .addColumn('enabled', 'boolean', (column) => column.notNull())
+        .addColumn('description', 'text')
+        .addColumn('consecutive_failures', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('disabled_at', 'timestamptz')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addUniqueConstraint('webhook_subscriptions_name', ['tenant_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'uuid', (column) => column.primaryKey().defaultTo(sql`gen_random_uuid()`))
+        .addColumn('subscription_id', 'uuid', (column) => column.notNull().references('webhook_subscriptions.id').onDelete('cascade'))
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('event_id', 'text', (column) => column.notNull())
+        .addColumn('event_type', 'text', (column) => column.notNull())
+        .addColumn('body', 'text', (column) => column.notNull())
+        .addColumn('attempt', 'integer', (column) => column.notNull().defaultTo(0))
+        // Pending → Delivered | Failed (retry planned) → … → Delivered | Abandoned
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('response_status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('next_attempt_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'timestamptz')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('delivered_at', 'timestamptz')
+        // At-least-once intake offers an event again; it is queued once per subscription.
+        .addUniqueConstraint('webhook_deliveries_event', ['subscription_id', 'event_id'])
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_by_subscription')
+        .on('webhook_deliveries')
+        .columns(['subscription_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('webhook_delivery_attempts')
+        .addColumn('delivery_id', 'uuid', (column) => column.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+        .addColumn('attempt', 'integer', (column) => column.notNull())
+        .addColumn('started_at', 'timestamptz', (column) => column.notNull())
+        .addColumn('duration_ms', 'integer', (column) => column.notNull())
+        .addColumn('response_status', 'integer')
+        .addColumn('error', 'text')
+        .addPrimaryKeyConstraint('webhook_delivery_attempts_pk', ['delivery_id', 'attempt'])
+        .execute();
+    },
+  },
 };

@@ -3,7 +3,7 @@ import { createAzure } from '@ai-sdk/azure';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV2, LanguageModelV2StreamPart } from '@ai-sdk/provider';
-import type { HangarConfig, ProviderConfig } from '@hangar/platform';
+import { namedSecret, type HangarConfig, type ProviderConfig } from '@hangar/platform';
 import type { TenantProvider } from '../clients/ports.js';
 import type { ConcurrencyLimiter } from './circuit-breaker.js';
 import { createDemoModel } from './demo-model.js';
@@ -116,11 +116,7 @@ const BARE_PROVIDER: ProviderConfig = {
  * (a prefix narrowed after the binding was stored cuts it off).
  */
 export function providerKey(config: HangarConfig, name: string): string | undefined {
-  if (!name.startsWith(config.TenantProviders.AllowedConfigurationPrefix)) return undefined;
-  const match = /^Hangar:ProviderKeys:(.+)$/i.exec(name);
-  if (!match) return undefined;
-  const wanted = match[1].toLowerCase();
-  return Object.entries(config.Hangar.ProviderKeys).find(([key]) => key.toLowerCase() === wanted)?.[1];
+  return namedSecret(config.Hangar.ProviderKeys, 'Hangar:ProviderKeys:', config.TenantProviders.AllowedConfigurationPrefix, name);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, runStatusFromProto, type runPb } from '@hangar/contracts';
+import { RUN_STATUSES, runRecordJson, type runPb } from '@hangar/contracts';
 import { z } from 'zod';
 
 /** Request and response shapes of the run routes, and the proto → JSON mappers of their records. */
@@ -93,37 +93,8 @@ export const RunResponseSchema = z
   })
   .meta({ id: 'RunResponse' });
 
-export const runJson = (run: runPb.RunRecord | undefined) => ({
-  id: run!.id,
-  agentName: run!.agentName,
-  agentVersion: run!.agentVersion ?? null,
-  sessionId: run!.sessionId ?? null,
-  status: runStatusFromProto(run!.status) ?? null,
-  kind: run!.kind,
-  isStreaming: run!.isStreaming,
-  startedAt: run!.startedAt,
-  completedAt: run!.completedAt ?? null,
-  durationMs: run!.durationMs ?? null,
-  usage: run!.usage,
-  cost: run!.cost
-    ? {
-        input: run!.cost.input ?? null,
-        output: run!.cost.output ?? null,
-        cachedInput: run!.cost.cachedInput ?? null,
-        total: run!.cost.total,
-        currency: run!.cost.currency,
-      }
-    : null,
-  modelProvider: run!.modelProvider ?? null,
-  model: run!.model ?? null,
-  errorType: run!.errorType ?? null,
-  errorMessage: run!.errorMessage ?? null,
-  parentRunId: run!.parentRunId ?? null,
-  rootRunId: run!.rootRunId,
-  depth: run!.depth,
-  userId: run!.userId ?? null,
-  labels: run!.labels,
-});
+/** A run record as the API shows it (the same mapping webhooks deliver). */
+export const runJson = (run: runPb.RunRecord | undefined) => runRecordJson(run!);
 
 export const RunIdParams = z.object({ runId: z.string().describe('Run id (uuid)') });
 export const ScoreParams = z.object({ runId: z.string(), scoreId: z.string() });

@@ -1,0 +1,65 @@
+import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, type RunEventEnvelope } from '@hangar/contracts';
+import type { EventLog, Subscription } from '@hangar/messaging';
+import type { Logger } from '@hangar/platform';
+import { eventIdOf } from './webhook-signing.js';
+import type { WebhookService } from './webhook.service.js';
+
+/** The consumer group whose position in each topic marks what webhooks have taken in. */
+export const WEBHOOKS_CONSUMER_GROUP = 'governance-webhooks';
+
+const RUN_OUTCOMES = new Set(['run.completed', 'run.failed', 'run.canceled']);
+
+export interface WebhookIntakeDeps {
+  eventLog: EventLog;
+  offer: WebhookService['offer'];
+  /** The run record as the API shows it (GET /api/runs/{id}), read from the run executor when a subscriber wants it. */
+  runRecord: (tenantId: string, runId: string) => Promise<unknown>;
+  logger: Logger;
+}
+
+/**
+ * Takes webhook events in from the event log: runs' outcomes and approval requests from the run
+ * events, agent changes from the registry's. A record is acknowledged once its deliveries are
+ * stored, so a process that dies meanwhile is offered it again (the deliveries are queued once).
+ */
+export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subscription> {
+  const { offer, logger } = deps;
+  const parse = (value: string) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const runEvents = await deps.eventLog.subscribe(RUN_EVENTS_TOPIC, WEBHOOKS_CONSUMER_GROUP, async (record) => {
+    const event = parse(record.value) as RunEventEnvelope | undefined;
+    if (!event || typeof event.type !== 'string' || typeof event.runId !== 'string') {
+      return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; webhooks skip it');
+    }
+    const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
+    if (RUN_OUTCOMES.has(event.type)) {
+      await offer({ ...common, type: event.type as 'run.completed', data: () => deps.runRecord(event.tenantId, event.runId) });
+    } else if (event.type === 'approval.requested') {
+      const data = event.data as { approvalId?: string; toolName?: string };
+      await offer({
+        ...common,
+        type: 'approval.requested',
+        data: () => ({ runId: event.runId, approvalId: data.approvalId, toolName: data.toolName }),
+      });
+    }
+  });
+
+  const agentChanges = await deps.eventLog.subscribe(AGENT_CHANGES_TOPIC, WEBHOOKS_CONSUMER_GROUP, async (record) => {
+    const change = AgentChangeSchema.safeParse(parse(record.value));
+    if (!change.success) return logger.warn({ offset: record.offset }, 'an agent change on the event log is not valid; webhooks skip it');
+    const { id, tenantId, type, name, version, at } = change.data;
+    await offer({ id: eventIdOf(`agent:${id}`), tenantId, type, timestamp: at, data: () => ({ name, version }) });
+  });
+
+  return {
+    async unsubscribe() {
+      await Promise.allSettled([runEvents.unsubscribe(), agentChanges.unsubscribe()]);
+    },
+  };
+}

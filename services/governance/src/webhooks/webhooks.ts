@@ -1,0 +1,113 @@
+import { RunExecutorServiceDefinition, runRecordJson } from '@hangar/contracts';
+import type { Subscription } from '@hangar/messaging';
+import {
+  createChannel,
+  createEgressClient,
+  createServiceClient,
+  HANGAR_VERSION,
+  namedSecret,
+  type AuditWriter,
+  type HangarConfig,
+  type ModuleContext,
+} from '@hangar/platform';
+import type { Kysely } from '@hangar/storage';
+import type { GovernanceDatabase } from '../governance.database.js';
+import { createDeliveryWorker } from './webhook-delivery.js';
+import { startWebhookIntake } from './webhook-intake.js';
+import { createWebhookRepository } from './webhook.repository.js';
+import { createWebhookService } from './webhook.service.js';
+
+/** Attempts in flight at once per governance process. */
+const WEBHOOK_CONCURRENCY = 16;
+/** How often due deliveries are looked for without a nudge (retries planned by other instances, takeovers). */
+const WEBHOOK_POLL_MS = 1000;
+
+/**
+ * Webhook subscriptions and their delivery (API.md "Webhooks"): events come in from the event log,
+ * deliveries wait in the database until attempted. With `Webhooks:Enabled` false subscriptions can
+ * still be managed, but nothing is taken in or sent.
+ */
+export async function startWebhooks(
+  config: HangarConfig,
+  deps: Pick<ModuleContext, 'engines' | 'logger' | 'addressOf'> & { db: Kysely<GovernanceDatabase>; audit: AuditWriter },
+) {
+  const { Webhooks } = config;
+  const { logger } = deps;
+  const egressPolicy = {
+    allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets || Webhooks.AllowPrivateNetworkTargets,
+    allowInsecureHttp: Webhooks.AllowInsecureHttp,
+  };
+  const repository = createWebhookRepository(deps.db);
+  let worker: ReturnType<typeof createDeliveryWorker> | undefined;
+  const service = createWebhookService({
+    repository,
+    audit: deps.audit,
+    queued: () => worker?.nudge(),
+    settings: { secretKeyPrefix: Webhooks.AllowedConfigurationPrefix, maxExtraHeaders: Webhooks.MaxExtraHeaders, egress: egressPolicy },
+  });
+  if (!Webhooks.Enabled) {
+    logger.warn('Webhooks:Enabled is false: webhook subscriptions are kept, but no event is taken in and nothing is delivered');
+    return { service, stop: async () => {} };
+  }
+  const egress = createEgressClient(egressPolicy);
+  worker = createDeliveryWorker({
+    repository,
+    egress,
+    secret: (secretKey) => {
+      const value = namedSecret(config.Hangar.WebhookSecrets, 'Hangar:WebhookSecrets:', Webhooks.AllowedConfigurationPrefix, secretKey);
+      return value === undefined
+        ? { error: `the signing secret "${secretKey}" is not configured (or not under Webhooks:AllowedConfigurationPrefix)` }
+        : { value };
+    },
+    disabled: (delivery) =>
+      void deps.audit(
+        { tenantId: delivery.tenantId, actor: 'governance-webhooks' },
+        {
+          action: 'webhook.disabled',
+          resourceType: 'webhook',
+          resourceId: delivery.subscriptionId,
+          details: {
+            reason: `${Webhooks.DisableAfterConsecutiveFailures} consecutive failed attempts (Webhooks:DisableAfterConsecutiveFailures)`,
+          },
+        },
+      ),
+    logger,
+    settings: {
+      timeoutMs: Webhooks.Timeout,
+      maxResponseBytes: Webhooks.MaxResponseBytes,
+      retryDelaysMs: Webhooks.RetryDelays,
+      disableAfter: Webhooks.DisableAfterConsecutiveFailures,
+      concurrency: WEBHOOK_CONCURRENCY,
+      pollIntervalMs: WEBHOOK_POLL_MS,
+      userAgent: `Hangar-Webhooks/${HANGAR_VERSION}`,
+    },
+  });
+  // The run executor starts after governance in one process: its client is made on first use.
+  let runs: ReturnType<typeof createServiceClient<typeof RunExecutorServiceDefinition>> | undefined;
+  let runsChannel: ReturnType<typeof createChannel> | undefined;
+  const runRecord = async (tenantId: string, runId: string) => {
+    if (!runs) {
+      runsChannel = createChannel(deps.addressOf('RunExecutor'));
+      runs = createServiceClient(RunExecutorServiceDefinition, runsChannel);
+    }
+    const { run } = await runs.getRun({ runId }, { caller: { tenantId, actor: 'governance-webhooks' } });
+    return runRecordJson(run!);
+  };
+  let intake: Subscription | undefined;
+  try {
+    intake = await startWebhookIntake({ eventLog: deps.engines.eventLog, offer: service.offer, runRecord, logger });
+    worker.start();
+  } catch (error) {
+    egress.close();
+    throw error;
+  }
+  return {
+    service,
+    async stop() {
+      await intake?.unsubscribe();
+      await worker?.stop();
+      egress.close();
+      runsChannel?.close();
+    },
+  };
+}
