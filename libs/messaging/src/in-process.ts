@@ -53,15 +53,21 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
       }
       for (const consumer of consumers) if (consumer.topic === topic) consumer.wake();
     },
-    async subscribe(topic, group, handler): Promise<Subscription> {
-      const consumer = { topic, group, handler, stopped: false, wake: () => {} };
-      consumers.add(consumer);
-      void consume(consumer);
+    async subscribe(topics, group, handler): Promise<Subscription> {
+      // Each topic keeps its own position; records of different topics have no order between them.
+      const started = [topics].flat().map((topic) => {
+        const consumer = { topic, group, handler, stopped: false, wake: () => {} };
+        consumers.add(consumer);
+        void consume(consumer);
+        return consumer;
+      });
       return {
         async unsubscribe() {
-          consumer.stopped = true;
-          consumer.wake();
-          consumers.delete(consumer);
+          for (const consumer of started) {
+            consumer.stopped = true;
+            consumer.wake();
+            consumers.delete(consumer);
+          }
         },
       };
     },

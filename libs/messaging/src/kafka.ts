@@ -11,6 +11,9 @@ export interface KafkaEventLogOptions {
 
 const RETRY_DELAY_MS = 50;
 const MAX_RETRY_DELAY_MS = 2000;
+/** The broker's group.min.session.timeout.ms is 6 s by default. */
+const SESSION_TIMEOUT_MS = 10_000;
+const HEARTBEAT_INTERVAL_MS = 1_000;
 
 /**
  * The event log on Apache Kafka (kafkajs). The producer is idempotent and waits for every in-sync
@@ -57,18 +60,28 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
       await ensureTopic(prefix + topic);
       await producer.send({ topic: prefix + topic, acks: -1, messages: records.map(({ key, value }) => ({ key, value })) });
     },
-    async subscribe(topic, group, handler: LogHandler) {
-      // A short fetch wait keeps delivery latency low when the topic is quiet.
-      const consumer = kafka.consumer({ groupId: prefix + group, allowAutoTopicCreation: true, maxWaitTimeInMs: 250 });
+    async subscribe(topicOrTopics, group, handler: LogHandler) {
+      const names = [topicOrTopics].flat();
+      // A short fetch wait keeps delivery latency low when the topic is quiet; a member that died
+      // (SIGKILL, no leave) holds its partitions until its session times out, so keep that short.
+      const consumer = kafka.consumer({
+        groupId: prefix + group,
+        allowAutoTopicCreation: true,
+        maxWaitTimeInMs: 250,
+        sessionTimeout: SESSION_TIMEOUT_MS,
+        heartbeatInterval: HEARTBEAT_INTERVAL_MS,
+      });
       consumers.add(consumer);
       let stopped = false;
-      await ensureTopic(prefix + topic);
+      await Promise.all(names.map((topic) => ensureTopic(prefix + topic)));
       await consumer.connect();
-      await consumer.subscribe({ topic: prefix + topic, fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ message }) => {
+      await consumer.subscribe({ topics: names.map((topic) => prefix + topic), fromBeginning: true });
+      // Not awaited: joining waits for the group to rebalance (up to a dead member's session timeout),
+      // and a process must not stay unready for it. Records flow once partitions are assigned.
+      const running = consumer.run({
+        eachMessage: async ({ topic: prefixedTopic, message }) => {
           const record = {
-            topic,
+            topic: prefixedTopic.slice(prefix.length),
             key: message.key?.toString() ?? '',
             value: message.value?.toString() ?? '',
             offset: Number(message.offset),
@@ -85,6 +98,7 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
           }
         },
       });
+      running.catch((error: Error) => onError(error));
       return {
         async unsubscribe() {
           stopped = true;

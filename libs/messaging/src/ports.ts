@@ -17,8 +17,13 @@ export type LogHandler = (record: LogRecord) => Promise<void>;
 export interface EventLog {
   readonly kind: string;
   append(topic: string, records: Array<{ key: string; value: string }>): Promise<void>;
-  /** Starts consuming from the group's committed position; resolves once the consumer runs. */
-  subscribe(topic: string, group: string, handler: LogHandler): Promise<Subscription>;
+  /**
+   * Starts consuming from the group's committed position; resolves once subscribed (records flow as
+   * soon as the group has given this member its share, which may take a rebalance). A group
+   * reading several topics names them all in one call (`record.topic` tells them apart): Kafka
+   * assigns a group's partitions among members as if all subscribed alike.
+   */
+  subscribe(topics: string | string[], group: string, handler: LogHandler): Promise<Subscription>;
   close(): Promise<void>;
 }
 

@@ -53,6 +53,19 @@ describe.each([
     await log.close();
   });
 
+  it('lets one group read several topics in one subscription, naming each record’s topic', async () => {
+    const log = await create();
+    const seen: LogRecord[] = [];
+    await log.subscribe(['runs', 'agents'], 'webhooks', async (record) => void seen.push(record));
+    await log.append('agents', [{ key: 'a', value: 'changed' }]);
+    await log.append('runs', [{ key: 'r', value: 'ended' }]);
+    await log.append('agents', [{ key: 'a', value: 'changed again' }]);
+    await waitFor(() => seen.length === 3);
+    expect(seen.filter((record) => record.topic === 'agents').map((record) => record.value)).toEqual(['changed', 'changed again']);
+    expect(seen.filter((record) => record.topic === 'runs').map((record) => record.value)).toEqual(['ended']);
+    await log.close();
+  });
+
   it('redelivers a record whose handler failed (at-least-once)', async () => {
     const log = await create();
     const seen: LogRecord[] = [];

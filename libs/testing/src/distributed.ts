@@ -29,6 +29,8 @@ export interface DistributedHangar {
   exits: Map<ProcessName, Promise<number | null>>;
   /** What a process wrote so far, stdout and stderr (JSON log lines at the configured level). */
   output(name: ProcessName): string;
+  /** Starts a process again (after it was killed) with the same settings and ports; it is not awaited until ready. */
+  restart(name: ProcessName): void;
   /** SIGKILLs whatever still runs and drops the test schemas. */
   cleanup(): Promise<void>;
 }
@@ -68,7 +70,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
   const outputs = new Map<ProcessName, string>();
-  for (const name of [...SERVICE_NAMES, ...gatewayNames]) {
+  const spawnProcess = (name: ProcessName) => {
     const gateway = gatewayNames.indexOf(name);
     const directory = gateway >= 0 ? DIRECTORIES.Gateway : DIRECTORIES[name as ServiceName];
     const child = spawn(process.execPath, ['--import', 'tsx', `services/${directory}/src/main.ts`], {
@@ -76,7 +78,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
       env: { ...process.env, ...env, ...(gateway >= 0 && { HANGAR__Gateway__Port: String(gatewayPorts[gateway]) }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    outputs.set(name, '');
+    if (!outputs.has(name)) outputs.set(name, '');
     const collect = (chunk: Buffer) => outputs.set(name, outputs.get(name) + chunk.toString());
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
@@ -90,7 +92,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
         }),
       ),
     );
-  }
+  };
+  for (const name of [...SERVICE_NAMES, ...gatewayNames]) spawnProcess(name);
   const urls = gatewayPorts.map((port) => `http://127.0.0.1:${port}`);
   const cleanup = async () => {
     for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -111,5 +114,5 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { url: urls[0], urls, processes, exits, output: (name) => outputs.get(name) ?? '', cleanup };
+  return { url: urls[0], urls, processes, exits, output: (name) => outputs.get(name) ?? '', restart: spawnProcess, cleanup };
 }

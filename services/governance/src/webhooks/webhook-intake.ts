@@ -32,10 +32,10 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
     }
   };
 
-  const runEvents = await deps.eventLog.subscribe(RUN_EVENTS_TOPIC, WEBHOOKS_CONSUMER_GROUP, async (record) => {
-    const event = parse(record.value) as RunEventEnvelope | undefined;
+  async function runEvent(value: string, offset: number) {
+    const event = parse(value) as RunEventEnvelope | undefined;
     if (!event || typeof event.type !== 'string' || typeof event.runId !== 'string') {
-      return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; webhooks skip it');
+      return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
     }
     const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
     if (RUN_OUTCOMES.has(event.type)) {
@@ -48,18 +48,16 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
         data: () => ({ runId: event.runId, approvalId: data.approvalId, toolName: data.toolName }),
       });
     }
-  });
+  }
 
-  const agentChanges = await deps.eventLog.subscribe(AGENT_CHANGES_TOPIC, WEBHOOKS_CONSUMER_GROUP, async (record) => {
-    const change = AgentChangeSchema.safeParse(parse(record.value));
-    if (!change.success) return logger.warn({ offset: record.offset }, 'an agent change on the event log is not valid; webhooks skip it');
+  async function agentChange(value: string, offset: number) {
+    const change = AgentChangeSchema.safeParse(parse(value));
+    if (!change.success) return logger.warn({ offset }, 'an agent change on the event log is not valid; webhooks skip it');
     const { id, tenantId, type, name, version, at } = change.data;
     await offer({ id: eventIdOf(`agent:${id}`), tenantId, type, timestamp: at, data: () => ({ name, version }) });
-  });
+  }
 
-  return {
-    async unsubscribe() {
-      await Promise.allSettled([runEvents.unsubscribe(), agentChanges.unsubscribe()]);
-    },
-  };
+  return deps.eventLog.subscribe([RUN_EVENTS_TOPIC, AGENT_CHANGES_TOPIC], WEBHOOKS_CONSUMER_GROUP, (record) =>
+    record.topic === AGENT_CHANGES_TOPIC ? agentChange(record.value, record.offset) : runEvent(record.value, record.offset),
+  );
 }
