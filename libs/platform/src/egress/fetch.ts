@@ -28,6 +28,7 @@ export function createGuardedFetch(policy: {
     connect: (options, callback) => {
       const refused = allowPrivate ? undefined : refusedLiteral(options.hostname);
       if (refused) return callback(refused, null);
+      // The connector returns the socket it opens (its type says void).
       const socket = connect(options, callback) as unknown as Socket;
       if (!allowPrivate) guardSocket(socket, options.host ?? options.hostname);
     },
