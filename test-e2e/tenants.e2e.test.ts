@@ -21,6 +21,8 @@ beforeAll(async () => {
       Tenancy: { Enabled: true, AllowHeaderResolution: true },
       Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: globalMock.url, ApiKey: 'sk-global' } },
       Hangar: { ProviderKeys: { acme: 'sk-acme' } },
+      // acme's own provider is the mock on http://127.0.0.1: a sidecar, which needs private targets allowed.
+      Egress: { AllowPrivateNetworkTargets: true },
     },
   });
   for (const name of ['acme', 'globex', 'zeta']) {
@@ -98,6 +100,12 @@ describe('tenants', () => {
       400,
       'validation_failed',
     );
+    // Private targets allowed: plain http: still only reaches a sidecar, never a public host.
+    const insecure = await hangar.request('PUT', '/api/tenants/acme', {
+      body: { displayName: 'Acme', enabled: true, providers: { mock: { ...acmeProvider(), endpoint: 'http://api.example.com/v1' } } },
+    });
+    expectProblem(insecure, 400, 'validation_failed');
+    expect(insecure.text).toContain('providers.mock.endpoint');
     expect((await hangar.request('GET', '/api/tenants/acme')).body.stored).toBe(false);
   });
 
@@ -160,5 +168,40 @@ describe('tenants', () => {
     expect(globalMock.requests.length).toBe(calls);
     await hangar.request('DELETE', '/api/tenants/acme');
     expect((await runAs('acme')).body.output?.text).toBe('from the global provider');
+  });
+});
+
+describe('tenant provider endpoints while private targets are refused (Egress:AllowPrivateNetworkTargets false, the default)', () => {
+  let strict: HangarUnderTest;
+  beforeAll(async () => {
+    strict = await startHangar({ modules: allInOneModules(), overrides: { Hangar: { ProviderKeys: { acme: 'sk-acme' } } } });
+  });
+  afterAll(async () => {
+    await strict?.stop();
+  });
+
+  it.each(['http://169.254.169.254/', 'https://10.0.0.1/v1', 'http://localhost:1234', 'the acme mock'])(
+    'refuses %s with 400 naming providers.<name>.endpoint',
+    async (endpoint) => {
+      const answer = await strict.request('PUT', '/api/tenants/acme', {
+        body: {
+          displayName: 'Acme',
+          enabled: true,
+          providers: { mock: { ...acmeProvider(), endpoint: endpoint === 'the acme mock' ? acmeMock.url : endpoint } },
+        },
+      });
+      expectProblem(answer, 400, 'validation_failed');
+      expect(answer.body.errors).toEqual([
+        expect.objectContaining({ path: 'providers.mock.endpoint', message: expect.stringMatching(/private network address/) }),
+      ]);
+      expect((await strict.request('GET', '/api/tenants/acme')).body.stored).toBe(false);
+    },
+  );
+
+  it('stores a public https endpoint', async () => {
+    const answer = await strict.request('PUT', '/api/tenants/acme', {
+      body: { displayName: 'Acme', enabled: true, providers: { mock: { ...acmeProvider(), endpoint: 'https://api.example.com/v1' } } },
+    });
+    expect(answer.status, answer.text).toBe(201);
   });
 });

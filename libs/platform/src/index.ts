@@ -19,3 +19,4 @@ export * from './audit.js';
 export * from './egress/addresses.js';
 export * from './egress/target.js';
 export * from './egress/client.js';
+export * from './egress/fetch.js';

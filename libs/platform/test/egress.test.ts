@@ -3,7 +3,16 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { BlockList, getDefaultAutoSelectFamily, isIP, setDefaultAutoSelectFamily, type AddressInfo, type Socket } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { checkEgressTarget, createEgressClient, EgressRefusedError, isPrivateAddress, type EgressClient } from '@hangar/platform';
+import {
+  checkEgressTarget,
+  checkServiceEndpoint,
+  createEgressClient,
+  createGuardedFetch,
+  EgressRefusedError,
+  isPrivateAddress,
+  type EgressClient,
+  type GuardedFetch,
+} from '@hangar/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -182,6 +191,41 @@ describe('SSRF: refused targets never reach the canary', () => {
     expect(outcomes).toEqual(['AbortError', 'refused', 'AbortError', 'refused', 'AbortError', 'refused']);
   });
 
+  describe('through the guarded fetch (tenant model providers)', () => {
+    let guarded: GuardedFetch;
+    let system: GuardedFetch;
+    let resolved: string[];
+    beforeAll(() => {
+      resolved = [];
+      const resolve = resolveFrom(NAMES);
+      guarded = createGuardedFetch({
+        allowPrivateNetworkTargets: false,
+        resolve: (hostname) => (resolved.push(hostname), resolve(hostname)),
+      });
+      system = createGuardedFetch({ allowPrivateNetworkTargets: false });
+    });
+    afterAll(() => Promise.all([guarded.close(), system.close()]));
+
+    const refuseFetch = async (fetch: typeof globalThis.fetch, url: string) => {
+      const error = await fetch(url.replace('PORT', String(canary.port)), { method: 'POST', body: '{}' }).catch((e) => e);
+      expect(error).toBeInstanceOf(EgressRefusedError);
+      expect(error.reason).toMatch(/private network address/);
+    };
+
+    it.each(LITERALS)('refuses the IP literal %s', (url) => refuseFetch(guarded.fetch, url));
+    it.each(Object.keys(NAMES))('refuses %s, whose injected resolution is private, over http: and https:', async (name) => {
+      await refuseFetch(guarded.fetch, `http://${name}:PORT/v1/chat/completions`);
+      await refuseFetch(guarded.fetch, `https://${name}:PORT/v1/chat/completions`);
+    });
+    it('refuses localhost through the real resolver', () => refuseFetch(system.fetch, 'http://localhost:PORT/'));
+
+    it('resolves again for every connection: a refusal is not remembered, a name is asked each time', async () => {
+      const before = resolved.length;
+      for (let attempt = 0; attempt < 3; attempt++) await refuseFetch(guarded.fetch, 'http://loopback.test:PORT/');
+      expect(resolved.slice(before)).toEqual(['loopback.test', 'loopback.test', 'loopback.test']);
+    });
+  });
+
   it('left the canary untouched', () => {
     expect(canary.seen).toEqual({ connections: 0, requests: [] });
   });
@@ -230,6 +274,51 @@ describe('checkEgressTarget', () => {
   });
 });
 
+describe('checkServiceEndpoint (tenant providers, tool servers)', () => {
+  const refusal = (url: string, allowPrivateNetworkTargets: boolean) => {
+    const result = checkServiceEndpoint(url, { allowPrivateNetworkTargets });
+    return result.ok ? undefined : result.reason;
+  };
+
+  it('accepts a public https endpoint and hands back the parsed URL', () => {
+    const result = checkServiceEndpoint('https://api.example.com/v1', { allowPrivateNetworkTargets: false });
+    expect(result.ok && result.url.href).toBe('https://api.example.com/v1');
+    expect(refusal('https://api.example.com/v1', true)).toBeUndefined();
+  });
+
+  it('refuses a private target, over https: too, while private targets are refused', () => {
+    for (const url of ['https://10.0.0.1/v1', 'https://169.254.169.254/', 'https://localhost:1234/', 'https://[::1]/'])
+      expect(refusal(url, false)).toMatch(/is a private network address$/);
+    for (const url of ['http://169.254.169.254/', 'http://localhost:1234', 'http://127.0.0.1:8080/v1'])
+      expect(refusal(url, false)).toMatch(/is a private network address$/);
+  });
+
+  it('refuses plain http: to a public target, whatever the setting', () => {
+    expect(refusal('http://api.example.com/v1', false)).toBe(
+      'the target must use https: (plain http: only for a private target while Egress:AllowPrivateNetworkTargets is on)',
+    );
+    expect(refusal('http://8.8.8.8/v1', true)).toBe(
+      'the target must use https: (plain http: only for a private IP address or localhost, and 8.8.8.8 is neither)',
+    );
+  });
+
+  it('accepts plain http: to a sidecar (a private IP literal or localhost) while private targets are allowed', () => {
+    for (const url of ['http://127.0.0.1:8080/v1', 'http://localhost:11434/v1', 'http://10.1.2.3/v1', 'http://[::1]:8080/'])
+      expect(refusal(url, true)).toBeUndefined();
+    expect(refusal('https://10.0.0.1/v1', true)).toBeUndefined();
+  });
+
+  it('refuses plain http: to a host name, which could answer public', () => {
+    expect(refusal('http://model-sidecar:8080/v1', true)).toMatch(/model-sidecar is neither/);
+  });
+
+  it('refuses other schemes, userinfo and garbage', () => {
+    expect(refusal('ftp://files.example.com/', true)).toMatch(/must use https: or http:/);
+    expect(refusal('https://user:pass@api.example.com/', false)).toBe('the target URL must not carry a user name or password');
+    expect(refusal('not a url', true)).toBe('the target is not a valid absolute URL');
+  });
+});
+
 describe('allowed targets (private and http: allowed)', () => {
   const flood = { written: 0, finished: false, closed: false };
   const silent = { closed: false };
@@ -263,6 +352,16 @@ describe('allowed targets (private and http: allowed)', () => {
           response.end(() => (flood.finished = true));
         };
         pump();
+      } else if (request.url === '/stream') {
+        // Three server-sent events 50 ms apart: a client that buffers the body sees them all at the end.
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        const events = ['one', 'two', 'three'];
+        const next = () => {
+          response.write(`data: ${events.shift()}\n\n`);
+          if (events.length) setTimeout(next, 50);
+          else response.end();
+        };
+        next();
       } else response.end('landed');
     });
     client = createEgressClient({
@@ -338,6 +437,53 @@ describe('allowed targets (private and http: allowed)', () => {
       setDefaultAutoSelectFamily(before);
       guarded.close();
     }
+  });
+
+  describe('through the guarded fetch', () => {
+    let guarded: GuardedFetch;
+    beforeAll(() => {
+      guarded = createGuardedFetch({ allowPrivateNetworkTargets: true, resolve: resolveFrom({ 'receiver.test': ['127.0.0.1'] }) });
+    });
+    afterAll(() => guarded.close());
+
+    it('streams a response as it arrives: each event is read before the next is written', async () => {
+      const response = await guarded.fetch(url('/stream'));
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const arrivals: Array<{ text: string; at: number }> = [];
+      for (let read = await reader.read(); !read.done; read = await reader.read()) arrivals.push({ text: read.value, at: Date.now() });
+      expect(arrivals.map((arrival) => arrival.text)).toEqual(['data: one\n\n', 'data: two\n\n', 'data: three\n\n']);
+      // Written at 0, 50 and 100 ms: a buffered body would arrive in one read, or in three at once.
+      expect(arrivals[1].at - arrivals[0].at).toBeGreaterThanOrEqual(30);
+      expect(arrivals[2].at - arrivals[1].at).toBeGreaterThanOrEqual(30);
+    });
+
+    it('sends the method, headers and body, and reaches a name through the injected resolver', async () => {
+      const response = await guarded.fetch(`http://receiver.test:${receiver.port}/echo`, {
+        method: 'POST',
+        headers: { 'x-marker': 'f1', 'content-type': 'application/json' },
+        body: '{"model":"m"}',
+      });
+      expect([response.status, await response.json()]).toEqual([200, { method: 'POST', marker: 'f1', body: '{"model":"m"}' }]);
+    });
+
+    it('returns a redirect as it is and does not follow it', async () => {
+      const response = await guarded.fetch(url('/redirect'));
+      expect([response.status, response.headers.get('location')]).toEqual([302, url('/landed')]);
+      expect(receiver.seen.requests).not.toContain('/landed');
+    });
+
+    it('fails a connection that is not refused by the guard with fetch’s own error', async () => {
+      const closed = await startServer();
+      await closed.close();
+      const error = await guarded.fetch(`http://127.0.0.1:${closed.port}/`).catch((e) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error).not.toBeInstanceOf(EgressRefusedError);
+    });
+
+    it('takes a URL, not a Request of the built-in fetch', async () => {
+      await expect(guarded.fetch(new Request(url('/echo')))).rejects.toThrow(/takes a URL/);
+    });
   });
 });
 

@@ -56,7 +56,11 @@ export const governanceModule = grpcServiceModule({
         engines.pubsub.publish(TENANT_CHANGES_CHANNEL, JSON.stringify({ id })).catch((error) => {
           logger.warn({ err: error, tenantId: id }, 'tenant change could not be announced; caches learn it when they expire');
         }),
-      settings: { platformTenantId: config.DefaultTenantId, providerKeyPrefix: config.TenantProviders.AllowedConfigurationPrefix },
+      settings: {
+        platformTenantId: config.DefaultTenantId,
+        providerKeyPrefix: config.TenantProviders.AllowedConfigurationPrefix,
+        allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets,
+      },
     });
     grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys, tenants));
     const webhooks = await startWebhooks(config, {

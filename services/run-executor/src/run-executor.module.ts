@@ -1,6 +1,6 @@
 import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { grpcServiceModule } from '@hangar/platform';
+import { createGuardedFetch, grpcServiceModule } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -65,6 +65,8 @@ export const runExecutorModule = grpcServiceModule({
         })
       : undefined;
     relay?.start();
+    // Tenants' own provider endpoints are checked on every connection (SPEC "Network egress and webhooks").
+    const tenantEgress = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
     const engine = createRunEngine({
       config,
       logger,
@@ -80,7 +82,11 @@ export const runExecutorModule = grpcServiceModule({
       admitRun: clients.admitRun,
       tenantSettings: tenantSettings.of,
       toolCatalog: clients.toolCatalog,
-      models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider)),
+      models: createModelResolver(
+        config,
+        createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
+        tenantEgress.fetch,
+      ),
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
         failureThreshold: config.CircuitBreaker.FailureThreshold,
@@ -128,6 +134,7 @@ export const runExecutorModule = grpcServiceModule({
         await engine.drain();
         await relay?.stop();
         await tenantSettings.stop();
+        await tenantEgress.close();
         clients.close();
       },
     };

@@ -2,7 +2,7 @@ import { MockLanguageModelV2, simulateReadableStream } from 'ai/test';
 import type { LanguageModelV2StreamPart } from '@ai-sdk/provider';
 import { AgentDefinitionInputSchema, normalizeDefinition, type AgentDefinitionInput } from '@hangar/contracts';
 import { createInProcessPubSub } from '@hangar/messaging';
-import { createLogger, loadConfig, type Caller } from '@hangar/platform';
+import { createLogger, loadConfig, type Caller, type HangarConfig } from '@hangar/platform';
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
 import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantSettingsSource, ToolCatalog } from '../src/clients/ports.js';
@@ -11,7 +11,7 @@ import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
 import type { JobRepository } from '../src/jobs/job.repository.js';
 import { createCircuitBreaker } from '../src/providers/circuit-breaker.js';
-import type { ResolvedModel } from '../src/providers/model-providers.js';
+import type { ModelResolver, ResolvedModel } from '../src/providers/model-providers.js';
 import type { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
 import { createRunEngine } from '../src/runs/run-engine.service.js';
 import { ZERO_USAGE, type RunRow, type RunStatus } from '../src/runs/run.model.js';
@@ -177,6 +177,8 @@ export interface HarnessOptions {
   tenantSettings?: TenantSettingsSource;
   /** The skill service; by default it knows no skill. */
   skills?: Partial<SkillGateway>;
+  /** The real model resolver (real providers over HTTP) in place of the scripted `models`. */
+  modelResolver?: (config: HangarConfig) => ModelResolver;
 }
 
 /** A run engine on in-memory stores, scripted models and strict fakes of the other services. */
@@ -220,14 +222,16 @@ export function createHarness(options: HarnessOptions = {}) {
     admitRun: options.admitRun ?? (async () => undefined),
     tenantSettings: options.tenantSettings ?? (async () => ({ enabled: true, providers: {} })),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
-    models: {
-      resolve(provider: string, model: string): ResolvedModel | undefined {
-        const scripted = models.get(`${provider}/${model}`);
-        return (
-          scripted && { provider, model, languageModel: scripted.model, settings: config.Providers.fake, circuit: `${provider}/${model}` }
-        );
-      },
-    } as never,
+    models:
+      options.modelResolver?.(config) ??
+      ({
+        resolve(provider: string, model: string): ResolvedModel | undefined {
+          const scripted = models.get(`${provider}/${model}`);
+          return (
+            scripted && { provider, model, languageModel: scripted.model, settings: config.Providers.fake, circuit: `${provider}/${model}` }
+          );
+        },
+      } as never),
     breaker: createCircuitBreaker({
       enabled: config.CircuitBreaker.Enabled,
       failureThreshold: config.CircuitBreaker.FailureThreshold,

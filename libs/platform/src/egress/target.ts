@@ -35,7 +35,32 @@ export function checkEgressTarget(url: string, policy: EgressPolicy): { ok: true
     return { ok: false, reason: `the target must use ${schemes.join(' or ')} (it uses ${parsed.protocol})` };
   // Credentials in a URL end up in logs and in the receiver's; they belong in headers.
   if (parsed.username || parsed.password) return { ok: false, reason: 'the target URL must not carry a user name or password' };
-  if (!policy.allowPrivateNetworkTargets && (isPrivateAddress(parsed.hostname) || LOOPBACK_NAME.test(parsed.hostname)))
+  if (!policy.allowPrivateNetworkTargets && isPrivateHost(parsed.hostname))
     return { ok: false, reason: `the target ${parsed.hostname} is a private network address` };
   return { ok: true, url: parsed };
+}
+
+/**
+ * Save-time check of a service the platform sends its credentials to (a tenant's model provider, a
+ * tool server): `https:`, or plain `http:` to a private target while private targets are allowed (a
+ * sidecar next to Hangar, where nothing crosses a network). Host names are not resolved, so for
+ * `http:` only an IP literal or a localhost name counts as private: a name could answer public.
+ */
+export function checkServiceEndpoint(
+  url: string,
+  settings: Pick<EgressPolicy, 'allowPrivateNetworkTargets'>,
+): { ok: true; url: URL } | { ok: false; reason: string } {
+  const target = checkEgressTarget(url, { allowPrivateNetworkTargets: settings.allowPrivateNetworkTargets, allowInsecureHttp: true });
+  if (!target.ok || target.url.protocol === 'https:') return target;
+  if (settings.allowPrivateNetworkTargets && isPrivateHost(target.url.hostname)) return target;
+  return {
+    ok: false,
+    reason: settings.allowPrivateNetworkTargets
+      ? `the target must use https: (plain http: only for a private IP address or localhost, and ${target.url.hostname} is neither)`
+      : 'the target must use https: (plain http: only for a private target while Egress:AllowPrivateNetworkTargets is on)',
+  };
+}
+
+function isPrivateHost(hostname: string): boolean {
+  return isPrivateAddress(hostname) || LOOPBACK_NAME.test(hostname);
 }

@@ -1,5 +1,5 @@
 import { TENANT_ID, TENANT_PROVIDER_KINDS } from '@hangar/contracts';
-import { notFound, validationError, type AuditWriter, type Caller } from '@hangar/platform';
+import { checkServiceEndpoint, notFound, validationError, type AuditWriter, type Caller } from '@hangar/platform';
 import type { TenantProvider, TenantRecord, TenantRepository } from './tenant.repository.js';
 
 /** A tenant as the API shows it; `stored` is false for one that exists only implicitly. */
@@ -19,6 +19,8 @@ export interface TenantServiceDeps {
     platformTenantId: string;
     /** `TenantProviders:AllowedConfigurationPrefix`: where a provider's API key NAME must point. */
     providerKeyPrefix: string;
+    /** `Egress:AllowPrivateNetworkTargets`: a provider endpoint may be a private target (and plain http: for a sidecar). */
+    allowPrivateNetworkTargets: boolean;
   };
 }
 
@@ -52,8 +54,9 @@ export function createTenantService(deps: TenantServiceDeps) {
         errors.push({ path: `${at}.kind`, message: `must be one of ${TENANT_PROVIDER_KINDS.join(', ')}` });
       if (NEEDS_ENDPOINT.has(provider.kind) && !provider.endpoint)
         errors.push({ path: `${at}.endpoint`, message: `is required for ${provider.kind}` });
-      if (provider.endpoint !== null && !isHttpUrl(provider.endpoint))
-        errors.push({ path: `${at}.endpoint`, message: 'must be an http or https URL' });
+      // The platform's API key goes where the endpoint points: the tool-server rule (API.md), checked again on every connection.
+      const endpoint = provider.endpoint === null ? undefined : checkServiceEndpoint(provider.endpoint, settings);
+      if (endpoint && !endpoint.ok) errors.push({ path: `${at}.endpoint`, message: endpoint.reason });
       if (!provider.apiKeyKey.startsWith(settings.providerKeyPrefix) || provider.apiKeyKey.length === settings.providerKeyPrefix.length)
         errors.push({
           path: `${at}.apiKeyKey`,
@@ -99,15 +102,6 @@ export function createTenantService(deps: TenantServiceDeps) {
       await deps.audit(platform(caller), { action: 'tenant.deleted', resourceType: 'tenant', resourceId: id, details: {} });
     },
   };
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 export type TenantService = ReturnType<typeof createTenantService>;

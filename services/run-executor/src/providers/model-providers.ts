@@ -29,25 +29,29 @@ export interface TenantBindings {
  * settings, if any, still apply); one model object per model and binding. Every model call takes a
  * slot of its provider (`ModelConcurrency`; a tenant's own provider has slots of its own) for as
  * long as the call runs: tools, child runs and approvals between calls hold none.
+ *
+ * A tenant's binding sends every request through `tenantFetch`, the egress-guarded fetch (a private
+ * target is refused on every connection unless `Egress:AllowPrivateNetworkTargets`). The global
+ * providers are the operator's configuration, which may rightly name a model on a private network.
  */
-export function createModelResolver(config: HangarConfig, concurrency: ConcurrencyLimiter) {
+export function createModelResolver(config: HangarConfig, concurrency: ConcurrencyLimiter, tenantFetch: typeof globalThis.fetch) {
   const cache = new Map<string, LanguageModelV2>();
 
-  function build(name: string, settings: ProviderConfig, model: string): LanguageModelV2 {
+  function build(name: string, settings: ProviderConfig, model: string, fetch?: typeof globalThis.fetch): LanguageModelV2 {
     const apiKey = settings.ApiKey ?? undefined;
     const baseURL = settings.Endpoint ?? undefined;
     switch (settings.Kind) {
       case 'OpenAI':
-        return createOpenAI({ apiKey, baseURL }).chat(model);
+        return createOpenAI({ apiKey, baseURL, fetch }).chat(model);
       case 'Anthropic':
-        return createAnthropic({ apiKey, baseURL })(model);
+        return createAnthropic({ apiKey, baseURL, fetch })(model);
       case 'AzureOpenAI':
-        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!) })(model || settings.DefaultDeployment || '');
+        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch })(model || settings.DefaultDeployment || '');
       case 'OpenAICompatible':
         // EnableResponsesSurface: the endpoint serves OpenAI's Responses API instead of chat completions.
         return settings.EnableResponsesSurface
-          ? createOpenAI({ name, apiKey, baseURL: settings.Endpoint! }).responses(model)
-          : createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true })(model);
+          ? createOpenAI({ name, apiKey, baseURL: settings.Endpoint!, fetch }).responses(model)
+          : createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true, fetch })(model);
       case 'Demo':
         return createDemoModel(model);
     }
@@ -83,7 +87,7 @@ export function createModelResolver(config: HangarConfig, concurrency: Concurren
           model,
           settings,
           circuit: `${slots}/${model}`,
-          languageModel: cached(key, slots, () => build(provider, settings, model)),
+          languageModel: cached(key, slots, () => build(provider, settings, model, tenantFetch)),
         };
       }
       const settings = config.Providers[provider];

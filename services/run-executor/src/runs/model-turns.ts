@@ -1,6 +1,6 @@
 import { stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import type { AgentDefinition } from '@hangar/contracts';
-import { classifyError, type HangarConfig, type Logger } from '@hangar/platform';
+import { classifyError, EgressRefusedError, type HangarConfig, type Logger } from '@hangar/platform';
 import type { Approvals, HumanWait } from '../approvals/approvals.service.js';
 import type { Emit } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
@@ -255,6 +255,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
 export type ModelTurns = ReturnType<typeof createModelTurns>;
 
 function describe(error: unknown): string {
+  if (error instanceof EgressRefusedError) return `refused by the egress guard: ${error.reason}`;
   const message = (error as Error)?.message ?? String(error);
   return (error as Error)?.name === 'TimeoutError' || /aborted|timeout/i.test(message) ? 'timed out' : message.slice(0, 500);
 }
