@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createGuardedFetch, type GuardedFetch } from '@hangar/platform';
 import { startMockOpenAI, type MockOpenAI } from '@hangar/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -114,5 +116,28 @@ describe('a tenant provider endpoint while private targets are allowed (a sideca
     // The upstream writes a word every 150 ms: a buffered body would hand over all three at once.
     expect(deltas).toHaveLength(3);
     expect(deltas[2] - deltas[0]).toBeGreaterThanOrEqual(150);
+  });
+});
+
+describe('a provider that refuses connections', () => {
+  it('is a provider failure, so the fallback answers (not a store outage that fails the run)', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const harness = createHarness({
+      agent: { model: { provider: 'gone', model: 'm', fallbacks: [{ provider: 'mock', model: 'm' }] } },
+      config: {
+        Providers: {
+          gone: { Kind: 'OpenAICompatible', Endpoint: `http://127.0.0.1:${closed}/v1`, MaxRetries: 0 },
+          mock: { Kind: 'OpenAICompatible', Endpoint: upstream.url },
+        },
+      },
+      modelResolver: (config) => createModelResolver(config, createConcurrencyLimiter(4), fetch),
+    });
+    const { run } = await harness.run();
+    expect(run).toMatchObject({ status: 'Completed', modelProvider: 'mock' });
   });
 });

@@ -1,3 +1,4 @@
+import { AISDKError } from '@ai-sdk/provider';
 import { stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import type { AgentDefinition } from '@hangar/contracts';
 import { classifyError, EgressRefusedError, type HangarConfig, type Logger } from '@hangar/platform';
@@ -238,7 +239,8 @@ export function createModelTurns(deps: ModelTurnsDeps) {
       } catch (error) {
         if (signal.aborted) return { usage, outputText, failure: { errorType: 'canceled', message: 'the run was canceled' } };
         // Not the model's fault (an approval round's store, an engine that went away): the run fails, the circuit stays as it is.
-        if (settling || classifyError(error)?.status === 503) throw error;
+        // The SDK's own errors are the provider's, whatever their cause (a refused connection is an unreachable provider).
+        if (settling || (!AISDKError.isInstance(error) && classifyError(error)?.status === 503)) throw error;
         deps.breaker.failure(resolved.circuit);
         failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
         // Only the reason: the provider's error carries the request body, which holds the conversation.
