@@ -70,8 +70,8 @@ describe('authentication', () => {
       authentication: ['token', 'apiKey', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
-    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope.
-    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'RunsRead', 'SecurityAdmin']);
+    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead).
+    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });
@@ -216,6 +216,13 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/tenants/{id}',
         'PUT /hangar/api/tenants/{id}',
         'DELETE /hangar/api/tenants/{id}',
+        'GET /hangar/api/webhooks',
+        'GET /hangar/api/webhooks/{name}',
+        'PUT /hangar/api/webhooks/{name}',
+        'DELETE /hangar/api/webhooks/{name}',
+        'POST /hangar/api/webhooks/{name}/test',
+        'GET /hangar/api/webhooks/{name}/deliveries',
+        'GET /hangar/api/webhooks/{name}/deliveries/{id}',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

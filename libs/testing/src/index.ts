@@ -9,3 +9,4 @@ export * from './all-in-one-process.js';
 export * from './polling.js';
 export * from './private-engines.js';
 export * from './webhook-receiver.js';
+export * from './strict-fake.js';

@@ -17,7 +17,7 @@ import { createRunEngine } from '../src/runs/run-engine.service.js';
 import { ZERO_USAGE, type RunRow, type RunStatus } from '../src/runs/run.model.js';
 import type { RunRepository } from '../src/runs/run.repository.js';
 import type { RunUpdate } from '../src/runs/run-update.js';
-import { strictFake } from './strict-fake.js';
+import { strictFake } from '@hangar/testing';
 
 export const CALLER: Caller = { tenantId: 't1', actor: 'test', userId: 'u1', role: 'Admin' };
 

@@ -5,7 +5,7 @@ import type { TypedPubSub } from '../src/events/channels.js';
 import type { JobRepository, LeasedJob } from '../src/jobs/job.repository.js';
 import { createJobWorker } from '../src/jobs/job-worker.js';
 import type { QueuedRuns } from '../src/jobs/queued-runs.service.js';
-import { strictFake } from './strict-fake.js';
+import { strictFake } from '@hangar/testing';
 
 /** The worker's slots (Scheduling:MaxConcurrentJobs): a run waiting for people gives its slot back, and waits its turn to take one again. */
 

@@ -238,7 +238,10 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       ]);
       expect(JSON.parse(shipped[0].value)).toMatchObject({ tenantId: 't1', runId: run.id, rootRunId: run.id, agentName: 'bot' });
       const rest: string[] = [];
-      await events.shipOutbox({ owner: 'relay-a', limit: 10, leaseMs: 30_000 }, async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)));
+      await events.shipOutbox(
+        { owner: 'relay-a', limit: 10, leaseMs: 30_000 },
+        async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)),
+      );
       expect(rest).toEqual(['run.completed']);
     });
 
