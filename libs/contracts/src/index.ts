@@ -24,3 +24,4 @@ export * from './host-policies.js';
 export * from './agent-changes.js';
 export * from './run-record.js';
 export * from './webhooks.js';
+export * from './quota-notices.js';

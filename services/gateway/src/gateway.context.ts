@@ -15,6 +15,7 @@ import type { RunEventHub } from './routes/runs/run-event-hub.js';
 import type { createAuthenticator, Scope } from './http/auth.js';
 import type { HostPolicies } from './http/host-policies.js';
 import type { RateLimit } from './http/rate-limit.js';
+import type { RunNotices } from './http/run-stream.js';
 import type { TenantStatus } from './http/tenant-status.js';
 
 /** What route handlers may use: configuration, the authenticator and the service clients. */
@@ -36,6 +37,8 @@ export interface GatewayContext {
   webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */
   policies: HostPolicies;
+  /** Quota threshold notices for streamed runs, with Quotas:PublishThresholdToRunStream. */
+  runNotices?: RunNotices;
   /** Whether a tenant is enabled (403 tenant_disabled when not). */
   tenants: TenantStatus;
   /** RateLimit:*, when enabled. */

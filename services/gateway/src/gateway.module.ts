@@ -7,13 +7,17 @@ import {
   SessionServiceDefinition,
   SkillServiceDefinition,
   WebhookServiceDefinition,
+  quotaNoticeChannel,
+  QuotaThresholdNoticeSchema,
 } from '@hangar/contracts';
-import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule } from '@hangar/platform';
+import type { PubSub } from '@hangar/messaging';
+import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule, type Logger } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { createApiKeyVerifier } from './http/api-key-auth.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimit } from './http/rate-limit.js';
+import type { RunNotices } from './http/run-stream.js';
 import { createTenantStatus } from './http/tenant-status.js';
 import { createRunEventHub } from './routes/runs/run-event-hub.js';
 import { loadHostPolicies } from './http/host-policies.js';
@@ -50,6 +54,7 @@ export const gatewayModule: HangarModule = {
       authenticator: createAuthenticator(config, apiKeys),
       roleScopes: (role) => roleAuthorizations(routes)[role],
       rateLimit,
+      runNotices: config.Quotas.PublishThresholdToRunStream ? quotaNotices(engines.pubsub, logger) : undefined,
       tenants,
       policies,
       registry: createServiceClient(AgentRegistryServiceDefinition, channels.AgentRegistry),
@@ -107,3 +112,21 @@ export const gatewayModule: HangarModule = {
     };
   },
 };
+
+/** Notices governance publishes for a run tree, validated before they reach a client (a stray message is dropped). */
+function quotaNotices(pubsub: PubSub, logger: Logger): RunNotices {
+  return (rootRunId, onNotice) =>
+    pubsub.subscribe(quotaNoticeChannel(rootRunId), (message) => {
+      const notice = QuotaThresholdNoticeSchema.safeParse(parseJson(message));
+      if (notice.success) onNotice(notice.data);
+      else logger.warn({ rootRunId }, 'a quota threshold notice that is not valid was dropped');
+    });
+}
+
+function parseJson(message: string): unknown {
+  try {
+    return JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,6 +1,7 @@
 import {
   API_KEY_REVOCATIONS_CHANNEL,
   GovernanceServiceDefinition,
+  quotaNoticeChannel,
   RUN_EVENTS_TOPIC,
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
@@ -17,7 +18,9 @@ import { createGovernanceService } from './governance.service.js';
 import { governanceMigrations } from './migrations/index.js';
 import { createTenantRepository } from './tenants/tenant.repository.js';
 import { createTenantService } from './tenants/tenant.service.js';
+import { createQuotaThresholds } from './quota-thresholds.js';
 import { webhookGrpc } from './webhooks/webhook.grpc.js';
+import { eventIdOf } from './webhooks/webhook-signing.js';
 import { startWebhooks } from './webhooks/webhooks.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
@@ -30,15 +33,44 @@ export const governanceModule = grpcServiceModule({
   name: 'Governance',
   async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
+    const quotas = createQuotaRepository(database.db);
+    const audit = auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger);
+    const thresholds = config.Quotas.Enabled
+      ? createQuotaThresholds({
+          quotas,
+          percents: config.Quotas.ThresholdPercents,
+          timeZone: config.Quotas.TimeZone,
+          offer: async (notice, { tenantId, noticeKey }) =>
+            void (await webhooks.service.offer({
+              id: eventIdOf(`quota:${noticeKey}`),
+              tenantId,
+              type: 'quota.threshold',
+              timestamp: new Date().toISOString(),
+              data: () => notice,
+            })),
+          announce: async (notice, { tenantId, rootRunId }) => {
+            await audit(
+              { tenantId, actor: 'governance' },
+              { action: 'quota.threshold', resourceType: 'quota', resourceId: notice.quota, details: notice },
+            );
+            // A hint for a stream that may still be open; the webhook and the trail are the record.
+            if (config.Quotas.PublishThresholdToRunStream)
+              await engines.pubsub.publish(quotaNoticeChannel(rootRunId), JSON.stringify(notice)).catch((error) => {
+                logger.warn({ err: error, rootRunId }, 'a quota threshold notice could not be published to its run stream');
+              });
+          },
+        })
+      : undefined;
     const service = createGovernanceService({
       audit: createAuditRepository(database.db),
       idempotency: createIdempotencyRepository(database.db),
-      quotas: createQuotaRepository(database.db),
+      quotas,
       quotaSettings: { enabled: config.Quotas.Enabled, timeZone: config.Quotas.TimeZone },
+      thresholds,
     });
     const apiKeys = createApiKeyService({
       repository: createApiKeyRepository(database.db),
-      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+      audit,
       // A lost announcement leaves a revoked key usable only until the gateways' caches expire.
       announceRevocation: (id) =>
         engines.pubsub.publish(API_KEY_REVOCATIONS_CHANNEL, JSON.stringify({ id })).catch((error) => {
@@ -50,7 +82,7 @@ export const governanceModule = grpcServiceModule({
     });
     const tenants = createTenantService({
       repository: createTenantRepository(database.db),
-      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+      audit,
       // A lost announcement leaves the old state in caches only until they expire.
       announceChange: (id) =>
         engines.pubsub.publish(TENANT_CHANGES_CHANNEL, JSON.stringify({ id })).catch((error) => {
@@ -68,7 +100,7 @@ export const governanceModule = grpcServiceModule({
       engines,
       logger,
       addressOf,
-      audit: auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger),
+      audit,
     });
     grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
     const flush = setInterval(() => {

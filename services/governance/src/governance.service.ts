@@ -2,6 +2,7 @@ import type { RunEventEnvelope } from '@hangar/contracts';
 import { clampPage, notFound, validationError, type Caller } from '@hangar/platform';
 import type { AuditEntry, AuditFilter, AuditRepository } from './audit.repository.js';
 import type { BeginOutcome, IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
+import type { QuotaThresholds } from './quota-thresholds.js';
 import { checkTimeZone, quotaWindow } from './quota-window.js';
 import { QUOTA_METRICS, QUOTA_PERIODS, type QuotaMetric, type QuotaRepository, type QuotaRuleRow } from './quota.repository.js';
 
@@ -27,6 +28,8 @@ export function createGovernanceService(deps: {
   idempotency: IdempotencyRepository;
   quotas: QuotaRepository;
   quotaSettings: { enabled: boolean; timeZone: string };
+  /** Announces thresholds that counted usage reached (absent: none are announced). */
+  thresholds?: QuotaThresholds;
 }) {
   const { timeZone } = deps.quotaSettings;
   checkTimeZone(timeZone);
@@ -112,10 +115,17 @@ export function createGovernanceService(deps: {
         if (cost > 0) amounts.push({ metric: 'Cost', amount: cost });
       }
       if (!amounts.length) return false;
-      return deps.quotas.count(
-        { runId: event.runId, seq: event.seq, tenantId: event.tenantId, agentName: event.agentName, at: new Date(event.at) },
+      const at = new Date(event.at);
+      const counted = await deps.quotas.count(
+        { runId: event.runId, seq: event.seq, tenantId: event.tenantId, agentName: event.agentName, at },
         amounts,
       );
+      // Also for an event counted before: its notices may not have been announced when it first came.
+      await deps.thresholds?.check(
+        { tenantId: event.tenantId, agentName: event.agentName, rootRunId: event.rootRunId, at },
+        amounts.map((amount) => amount.metric),
+      );
+      return counted;
     },
 
     /** Appends an entry for the caller: actor and user come from the caller, never from the request. */

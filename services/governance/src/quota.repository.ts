@@ -1,4 +1,4 @@
-import { sql, type Kysely } from '@hangar/storage';
+import { sql, type Generated, type Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from './governance.database.js';
 
 export const QUOTA_METRICS = ['Runs', 'Tokens', 'Cost'] as const;
@@ -19,6 +19,7 @@ export interface QuotaDatabase {
   };
   quota_usage: { tenant_id: string; agent_name: string; metric: QuotaMetric; hour_start: Date; used: number };
   quota_counted_events: { run_id: string; seq: number; counted_at: Date };
+  quota_threshold_notices: { tenant_id: string; rule_name: string; window_start: Date; percent: number; noticed_at: Generated<Date> };
 }
 
 export interface QuotaRuleRow {
@@ -98,6 +99,29 @@ export function createQuotaRepository(db: Kysely<GovernanceDatabase>) {
         .where('hour_start', '<', to)
         .executeTakeFirst();
       return Number(row?.used ?? 0);
+    },
+
+    /** The thresholds of a rule already announced in the window that starts at `windowStart`. */
+    async noticed(tenantId: string, ruleName: string, windowStart: Date): Promise<number[]> {
+      const rows = await db
+        .selectFrom('quota_threshold_notices')
+        .select('percent')
+        .where('tenant_id', '=', tenantId)
+        .where('rule_name', '=', ruleName)
+        .where('window_start', '=', windowStart)
+        .execute();
+      return rows.map((row) => Number(row.percent));
+    },
+
+    /** Records that a threshold was announced; false when another announcement was recorded first. */
+    async recordNotice(tenantId: string, ruleName: string, windowStart: Date, percent: number): Promise<boolean> {
+      const inserted = await db
+        .insertInto('quota_threshold_notices')
+        .values({ tenant_id: tenantId, rule_name: ruleName, window_start: windowStart, percent })
+        .onConflict((conflict) => conflict.columns(['tenant_id', 'rule_name', 'window_start', 'percent']).doNothing())
+        .returning('percent')
+        .executeTakeFirst();
+      return inserted !== undefined;
     },
 
     /**

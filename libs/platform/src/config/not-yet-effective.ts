@@ -78,11 +78,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Canary:AutoRollbackEnabled',
     'Canary:ScanInterval',
   ],
-  // API.md "Quota threshold notices".
-  'Quota threshold notices': [
-    'Quotas:ThresholdPercents',
-    'Quotas:PublishThresholdToRunStream',
-  ],
   // API.md "Knowledge".
   Knowledge: [
     'Knowledge:Dimensions',

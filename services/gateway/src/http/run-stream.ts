@@ -1,4 +1,4 @@
-import { runStatusFromProto, type runPb } from '@hangar/contracts';
+import { runStatusFromProto, type QuotaThresholdNotice, type runPb } from '@hangar/contracts';
 import { classifyError, HangarError } from '@hangar/platform';
 import type { Response } from 'express';
 import { runJson } from '../routes/runs/runs.schemas.js';
@@ -38,10 +38,26 @@ export async function runResponseBody(updates: RunUpdates) {
   throw new HangarError('unavailable', 'the run ended without an outcome', {}, 'service_unavailable');
 }
 
-/** SSE frames until the updates end; `signal` (the client left) tells a departure from a stream that broke off. */
-export async function streamRunUpdates(response: Response, run: runPb.RunRecord, updates: RunUpdates, signal: AbortSignal) {
+/** Where quota threshold notices of a run tree are heard while its stream is open (Quotas:PublishThresholdToRunStream). */
+export type RunNotices = (rootRunId: string, onNotice: (notice: QuotaThresholdNotice) => void) => Promise<{ unsubscribe(): Promise<void> }>;
+
+/**
+ * SSE frames until the updates end; `signal` (the client left) tells a departure from a stream that
+ * broke off. With `notices`, a quota threshold notice heard meanwhile is an `update` frame of its own.
+ */
+export async function streamRunUpdates(
+  response: Response,
+  run: runPb.RunRecord,
+  updates: RunUpdates,
+  signal: AbortSignal,
+  notices?: RunNotices,
+) {
   const stream = openEventStream(response);
   stream.send('run', { runId: run.id, sessionId: run.sessionId ?? null, agentName: run.agentName, status: runStatusFromProto(run.status) });
+  let ended = false;
+  const listening = await notices?.(run.rootRunId, (notice) => {
+    if (!ended) stream.send('update', { type: 'quota-threshold', ...notice });
+  }).catch(() => undefined);
   try {
     for (let next = await updates.next(); !next.done; next = await updates.next()) {
       const update = next.value.update;
@@ -91,6 +107,9 @@ export async function streamRunUpdates(response: Response, run: runPb.RunRecord,
   } catch (error) {
     if (!signal.aborted)
       stream.send('error', { errorType: classifyError(error)?.errorType ?? 'internal_error', message: 'the run stream broke off' });
+  } finally {
+    ended = true;
+    await listening?.unsubscribe();
   }
   stream.end();
 }

@@ -166,4 +166,18 @@ export const governanceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0007_quota_threshold_notices': {
+    async up(db: Kysely<any>) {
+      // Each threshold of a rule is announced once per window.
+      await db.schema
+        .createTable('quota_threshold_notices')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('rule_name', 'text', (column) => column.notNull())
+        .addColumn('window_start', 'timestamptz', (column) => column.notNull())
+        .addColumn('percent', 'double precision', (column) => column.notNull())
+        .addColumn('noticed_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('quota_threshold_notices_pk', ['tenant_id', 'rule_name', 'window_start', 'percent'])
+        .execute();
+    },
+  },
 };

@@ -34,7 +34,7 @@ export const runAgent = defineRoute({
     501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
     503: problemResponse('No model provider could answer (JSON mode)'),
   },
-  async handler({ params, body, caller, request, response }, { runs, config }) {
+  async handler({ params, body, caller, request, response }, { runs, config, runNotices }) {
     if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
       const { run: queued } = await runs.enqueueRun({ run: startRunRequest(params.name, body, false) }, { caller });
       const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
@@ -58,7 +58,7 @@ export const runAgent = defineRoute({
       if (first.done || first.value.update?.$case !== 'started')
         throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
       if (oneResponse) return { status: 200, body: await runResponseBody(updates) };
-      await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal);
+      await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal, runNotices);
       return { status: 200, sent: true };
     } catch (error) {
       // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
