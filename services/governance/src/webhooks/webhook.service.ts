@@ -88,6 +88,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   return {
     async put(caller: Caller, name: string, input: SubscriptionInput) {
       const saved = await repository.putSubscription(caller.tenantId, checked(name, input));
+      // Deliveries that waited while it was disabled go out now, not at the next poll.
+      if (saved.subscription.enabled) deps.queued();
       await deps.audit(caller, {
         action: saved.created ? 'webhook.created' : 'webhook.updated',
         resourceType: 'webhook',
