@@ -25,3 +25,6 @@ export * from './agent-changes.js';
 export * from './run-record.js';
 export * from './webhooks.js';
 export * from './quota-notices.js';
+export * from './retention.js';
+export * as retentionPb from './generated/hangar/v1/retention.js';
+export { RetentionServiceDefinition, RetentionPolicyServiceDefinition } from './generated/hangar/v1/retention.js';

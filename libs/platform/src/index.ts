@@ -20,3 +20,4 @@ export * from './egress/addresses.js';
 export * from './egress/target.js';
 export * from './egress/client.js';
 export * from './egress/fetch.js';
+export * from './runtime/retention.js';

@@ -69,10 +69,10 @@ describe('configuration keys not yet effective', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
     expect(keys({ ContentProtection: { Keys: { k1: 'Hangar:ProtectionKeys:k1' } } })).toEqual(['ContentProtection:Keys']);
-    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: [] }, Retention: { RunEvents: { MaxAge: '30d' } } })).toEqual([]);
-    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: ['report'] }, Retention: { RunEvents: { MaxAge: '10d' } } })).toEqual([
+    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: [] }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
+    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: ['report'] }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
       'Scheduling:HttpSchedulableHandlerKeys',
-      'Retention:RunEvents:MaxAge',
+      'Retention:Spans:MaxAge',
     ]);
   });
 

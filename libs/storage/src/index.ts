@@ -4,3 +4,4 @@ export { PGliteWorker } from './pglite-worker-client.js';
 export { sql, type Kysely, type Migration, type Insertable, type Selectable, type Generated, type Transaction } from 'kysely';
 export { jsonb } from './jsonb.js';
 export * from './outbox.js';
+export * from './purge.js';

@@ -35,6 +35,8 @@ export interface RequestOptions {
 export interface HangarUnderTest {
   url: string;
   process: RunningProcess;
+  /** On PostgreSQL: the prefix of its service schemas (`<prefix>_runs`, `<prefix>_governance`, …), for tests that look at rows. */
+  schemaPrefix?: string;
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   stop(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export async function startHangar(options: {
   return {
     url,
     process: running,
+    schemaPrefix: engine === 'postgres' ? schemaPrefix : undefined,
     request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
     async stop() {
       await running.stop();

@@ -1,9 +1,10 @@
-import { AttachmentServiceDefinition } from '@hangar/contracts';
-import { grpcServiceModule } from '@hangar/platform';
+import { AttachmentServiceDefinition, RetentionServiceDefinition } from '@hangar/contracts';
+import { grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { attachmentGrpc } from './attachment.grpc.js';
 import { createAttachmentRepository, type AttachmentDatabase } from './attachment.repository.js';
 import { createAttachmentService } from './attachment.service.js';
 import { attachmentMigrations } from './migrations/index.js';
+import { ATTACHMENT_RETENTION_TARGETS } from './retention-targets.js';
 
 export const attachmentModule = grpcServiceModule({
   name: 'Attachment',
@@ -16,5 +17,6 @@ export const attachmentModule = grpcServiceModule({
     const swept = await service.sweepUnfinishedUploads();
     if (swept > 0) logger.info({ swept }, 'removed uploads left unfinished by an earlier process');
     grpc.server.add(AttachmentServiceDefinition, attachmentGrpc(service));
+    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, ATTACHMENT_RETENTION_TARGETS));
   },
 });

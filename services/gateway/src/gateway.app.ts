@@ -10,6 +10,7 @@ import { agentRoutes } from './routes/agents.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { tenantRoutes } from './routes/tenants.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
+import { retentionRoutes } from './routes/retention.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -37,6 +38,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...apiKeyRoutes,
     ...tenantRoutes,
     ...webhookRoutes,
+    ...retentionRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

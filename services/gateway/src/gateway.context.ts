@@ -8,6 +8,7 @@ import type {
   SessionServiceDefinition,
   SkillServiceDefinition,
   WebhookServiceDefinition,
+  RetentionPolicyServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -35,6 +36,8 @@ export interface GatewayContext {
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
   /** Webhook subscriptions and deliveries (served by the governance process). */
   webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
+  /** Retention policies (served by the governance process). */
+  retention: Client<typeof RetentionPolicyServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */
   policies: HostPolicies;
   /** Quota threshold notices for streamed runs, with Quotas:PublishThresholdToRunStream. */

@@ -7,6 +7,7 @@ import {
   SessionServiceDefinition,
   SkillServiceDefinition,
   WebhookServiceDefinition,
+  RetentionPolicyServiceDefinition,
   quotaNoticeChannel,
   QuotaThresholdNoticeSchema,
 } from '@hangar/contracts';
@@ -68,6 +69,7 @@ export const gatewayModule: HangarModule = {
       governance,
       skills: createServiceClient(SkillServiceDefinition, channels.Skill),
       webhooks: createServiceClient(WebhookServiceDefinition, channels.Governance),
+      retention: createServiceClient(RetentionPolicyServiceDefinition, channels.Governance),
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
       version: HANGAR_VERSION,

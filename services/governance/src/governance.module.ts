@@ -2,6 +2,7 @@ import {
   API_KEY_REVOCATIONS_CHANNEL,
   GovernanceServiceDefinition,
   quotaNoticeChannel,
+  RetentionPolicyServiceDefinition,
   RUN_EVENTS_TOPIC,
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
@@ -19,6 +20,8 @@ import { governanceMigrations } from './migrations/index.js';
 import { createTenantRepository } from './tenants/tenant.repository.js';
 import { createTenantService } from './tenants/tenant.service.js';
 import { createQuotaThresholds } from './quota-thresholds.js';
+import { startRetention } from './retention/retention.js';
+import { retentionPolicyGrpc } from './retention/retention.grpc.js';
 import { webhookGrpc } from './webhooks/webhook.grpc.js';
 import { eventIdOf } from './webhooks/webhook-signing.js';
 import { startWebhooks } from './webhooks/webhooks.js';
@@ -103,6 +106,8 @@ export const governanceModule = grpcServiceModule({
       audit,
     });
     grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
+    const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, addressOf });
+    grpc.server.add(RetentionPolicyServiceDefinition, retentionPolicyGrpc(retention.service));
     const flush = setInterval(() => {
       apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
     }, API_KEY_USE_FLUSH_MS);
@@ -123,6 +128,7 @@ export const governanceModule = grpcServiceModule({
         await apiKeys.flushLastUsed().catch(() => {});
         await runEvents.unsubscribe();
         await webhooks.stop();
+        await retention.stop();
       },
     };
   },

@@ -1,6 +1,6 @@
-import { RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
+import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { createGuardedFetch, grpcServiceModule } from '@hangar/platform';
+import { createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -14,6 +14,7 @@ import { runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import { createModelResolver } from './providers/model-providers.js';
 import { createReconciliationRepository } from './reconciliation/reconciliation.repository.js';
+import { RUN_RETENTION_TARGETS } from './retention/retention-targets.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { createRunRepository } from './runs/run.repository.js';
@@ -94,6 +95,7 @@ export const runExecutorModule = grpcServiceModule({
       }),
     });
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
+    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS));
     const scheduling = config.Scheduling;
     const worker =
       scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled

@@ -1,6 +1,7 @@
-import { AttachmentServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
-import { createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION } from '@hangar/platform';
+import { AttachmentServiceDefinition, RetentionServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
+import { createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION, retentionGrpc } from '@hangar/platform';
 import { sessionMigrations } from './migrations/index.js';
+import { SESSION_RETENTION_TARGETS } from './retention-targets.js';
 import { sessionGrpc } from './session.grpc.js';
 import { createSessionRepository, type SessionDatabase } from './session.repository.js';
 import { createSessionService } from './session.service.js';
@@ -24,6 +25,7 @@ export const sessionModule = grpcServiceModule({
       deleteAttachments: async (caller, sessionId) => (await attachments.deleteSessionAttachments({ sessionId }, { caller })).deleted,
     });
     grpc.server.add(SessionServiceDefinition, sessionGrpc(service));
+    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, SESSION_RETENTION_TARGETS));
     return { close: async () => attachmentChannel.close() };
   },
 });

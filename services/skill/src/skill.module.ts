@@ -1,7 +1,8 @@
-import { GovernanceServiceDefinition, SkillServiceDefinition } from '@hangar/contracts';
-import { auditOrLog, createChannel, createServiceClient, grpcServiceModule } from '@hangar/platform';
+import { GovernanceServiceDefinition, RetentionServiceDefinition, SkillServiceDefinition } from '@hangar/contracts';
+import { auditOrLog, createChannel, createServiceClient, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { createGrantRepository } from './grants/grant.repository.js';
 import { createGrantService } from './grants/grant.service.js';
+import { SKILL_RETENTION_TARGETS } from './grants/retention-targets.js';
 import { skillMigrations } from './migrations/index.js';
 import { interpreterTable, type ScriptRunner, type ScriptRunnerSettings } from './scripts/script-runner.js';
 import { createScriptService } from './scripts/script.service.js';
@@ -64,6 +65,7 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
         : undefined;
       const scripts = createScriptService({ skills, grants, runner, allowStoredScripts: scriptSettings.AllowStoredScripts });
       grpc.server.add(SkillServiceDefinition, skillGrpc(skills, grants, scripts));
+      grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, SKILL_RETENTION_TARGETS));
       return { close: async () => governanceChannel.close() };
     },
   });

@@ -1,9 +1,7 @@
 import { TENANT_PROVIDER_KINDS, type governancePb } from '@hangar/contracts';
-import { forbidden, type Caller } from '@hangar/platform';
 import { z } from 'zod';
 import { problemResponse } from '../api.schemas.js';
-import type { GatewayContext } from '../gateway.context.js';
-import type { Principal } from '../http/auth.js';
+import { requirePlatform } from '../http/platform-tenant.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Tenants';
@@ -60,12 +58,6 @@ const tenantJson = (tenant: governancePb.Tenant) => ({
   createdAt: tenant.createdAt ?? null,
   updatedAt: tenant.updatedAt ?? null,
 });
-
-/** API.md "Tenants": only the platform tenant (`DefaultTenantId`) or the static token manages tenants. */
-function requirePlatform(principal: Principal | undefined, caller: Caller, context: GatewayContext) {
-  if (principal?.method !== 'token' && caller.tenantId !== context.config.DefaultTenantId)
-    throw forbidden('tenants are managed from the platform tenant (DefaultTenantId) or with the static token');
-}
 
 export const tenantRoutes = [
   defineRoute({

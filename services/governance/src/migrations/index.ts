@@ -180,4 +180,24 @@ export const governanceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0008_retention': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('retention_policies')
+        .addColumn('target', 'text', (column) => column.primaryKey())
+        .addColumn('max_age_ms', 'bigint')
+        .addColumn('archive', 'boolean', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+      // Which instance sweeps now: one at a time, the others skip their turn.
+      await db.schema
+        .createTable('retention_lease')
+        .addColumn('id', 'smallint', (column) => column.primaryKey().check(sql`id = 1`))
+        .addColumn('owner', 'text')
+        .addColumn('expires_at', 'timestamptz')
+        .execute();
+      await db.insertInto('retention_lease').values({ id: 1, owner: null, expires_at: null }).execute();
+    },
+  },
 };

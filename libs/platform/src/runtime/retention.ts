@@ -1,0 +1,31 @@
+import { retentionPb } from '@hangar/contracts';
+import { purgeInBatches, type Kysely, type PurgeTarget } from '@hangar/storage';
+import { validationError } from '../errors.js';
+import type { CallerContext } from '../grpc/server.js';
+
+/**
+ * RetentionService for the targets one service owns (its `PurgeTarget`s, by SPEC target name):
+ * governance asks, this service deletes from its own schema.
+ */
+export function retentionGrpc(
+  database: { db: Kysely<any>; schema: string },
+  owned: Partial<Record<string, PurgeTarget>>,
+): retentionPb.RetentionServiceImplementation<CallerContext> {
+  return {
+    async purge(request) {
+      const target = owned[request.target];
+      if (!target)
+        throw validationError(`this service holds no retention target "${request.target}"`, [
+          { path: 'target', message: 'is not owned here' },
+        ]);
+      if (!request.cutoff) throw validationError('a cutoff is required', [{ path: 'cutoff', message: 'is required' }]);
+      const result = await purgeInBatches(database.db, database.schema, target, {
+        cutoff: new Date(request.cutoff),
+        archive: request.archive,
+        batchSize: Math.max(1, request.batchSize),
+        batchDelayMs: Math.max(0, request.batchDelayMs),
+      });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { RETENTION_TARGETS, retentionPb } from '@hangar/contracts';
+import { parseDuration } from '@hangar/platform';
+import { z } from 'zod';
+import { problemResponse } from '../api.schemas.js';
+import { requirePlatform } from '../http/platform-tenant.js';
+import { defineRoute } from '../http/route.js';
+
+const TAG = 'Retention';
+
+const SOURCES: Record<number, 'Stored' | 'Configuration' | 'Default'> = {
+  [retentionPb.RetentionSource.RETENTION_SOURCE_STORED]: 'Stored',
+  [retentionPb.RetentionSource.RETENTION_SOURCE_CONFIGURATION]: 'Configuration',
+  [retentionPb.RetentionSource.RETENTION_SOURCE_DEFAULT]: 'Default',
+};
+
+/** SPEC's duration form, `d.hh:mm:ss` (e.g. `30.00:00:00`). */
+function formatDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const two = (value: number) => String(value).padStart(2, '0');
+  return `${Math.floor(seconds / 86_400)}.${two(Math.floor(seconds / 3600) % 24)}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+}
+
+const MaxAgeSchema = z
+  .string()
+  .refine((value) => (parseDuration(value) ?? 0) > 0, 'must be a positive duration such as "30.00:00:00"')
+  .nullable()
+  .describe('How long rows are kept, "d.hh:mm:ss"; null keeps them forever');
+
+const PolicySchema = z
+  .object({
+    target: z.enum(RETENTION_TARGETS),
+    maxAge: z.string().nullable(),
+    archive: z.boolean().describe('Rows are copied to <table>_archive before they are deleted'),
+    source: z.enum(['Stored', 'Configuration', 'Default']),
+    enabled: z.boolean().describe('Whether the background sweep applies it (Retention:Enabled)'),
+  })
+  .meta({ id: 'RetentionPolicy' });
+
+const ResultSchema = z
+  .object({ target: z.string(), deleted: z.number().int(), archived: z.number().int(), error: z.string().optional() })
+  .meta({ id: 'RetentionResult' });
+
+const TargetParams = z.object({ target: z.string() });
+
+const policyJson = (policy: retentionPb.RetentionPolicy) => ({
+  target: policy.target,
+  maxAge: policy.maxAgeMs === undefined ? null : formatDuration(policy.maxAgeMs),
+  archive: policy.archive,
+  source: SOURCES[policy.source] ?? 'Default',
+  enabled: policy.enabled,
+});
+
+/** API.md "Retention": platform-wide policies over configuration, and applying them now. */
+export const retentionRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/api/retention',
+    operationId: 'listRetentionPolicies',
+    summary: 'The effective retention policy of every SPEC target (stored, else configuration, else the default)',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'PlatformRead' },
+    responses: { 200: { description: 'Policies', schema: PolicySchema.array() }, 403: problemResponse('Not the platform tenant') },
+    async handler({ caller, principal }, context) {
+      requirePlatform(principal, caller, context);
+      return { status: 200, body: (await context.retention.listRetentionPolicies({}, { caller })).policies.map(policyJson) };
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/api/retention/{target}',
+    operationId: 'putRetentionPolicy',
+    summary: 'Store a target’s policy (it takes precedence over configuration)',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'PlatformAdmin' },
+    params: TargetParams,
+    body: z.strictObject({ maxAge: MaxAgeSchema, archive: z.boolean().default(false) }).meta({ id: 'RetentionPolicyRequest' }),
+    responses: {
+      200: { description: 'Replaced', schema: PolicySchema },
+      201: { description: 'Stored', schema: PolicySchema },
+      400: problemResponse('Invalid maxAge, or IdempotencyKeys (fixed by SPEC)'),
+      403: problemResponse('Not the platform tenant'),
+      404: problemResponse('Not a retention target'),
+    },
+    async handler({ params, body, caller, principal }, context) {
+      requirePlatform(principal, caller, context);
+      const { policy, created } = await context.retention.putRetentionPolicy(
+        { target: params.target, maxAgeMs: body.maxAge === null ? undefined : parseDuration(body.maxAge), archive: body.archive },
+        { caller },
+      );
+      return { status: created ? 201 : 200, body: policyJson(policy!) };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/retention/{target}',
+    operationId: 'deleteRetentionPolicy',
+    summary: 'Forget a stored policy: the target follows configuration again',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'PlatformAdmin' },
+    params: TargetParams,
+    responses: {
+      204: { description: 'Forgotten' },
+      403: problemResponse('Not the platform tenant'),
+      404: problemResponse('No stored policy'),
+    },
+    async handler({ params, caller, principal }, context) {
+      requirePlatform(principal, caller, context);
+      await context.retention.deleteRetentionPolicy({ target: params.target }, { caller });
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/retention/run',
+    operationId: 'runRetention',
+    summary: 'Apply every effective policy now (also while Retention:Enabled is false)',
+    tag: TAG,
+    auth: { role: 'Admin', scope: 'PlatformAdmin' },
+    responses: {
+      200: { description: 'What each target deleted and archived', schema: z.object({ results: ResultSchema.array() }) },
+      403: problemResponse('Not the platform tenant'),
+    },
+    async handler({ caller, principal }, context) {
+      requirePlatform(principal, caller, context);
+      const { results } = await context.retention.runRetention({}, { caller });
+      return { status: 200, body: { results: results.map((result) => ({ ...result, error: result.error ?? undefined })) } };
+    },
+  }),
+];

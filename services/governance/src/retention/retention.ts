@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { RETENTION_OWNERS, RetentionServiceDefinition, type RetentionTarget } from '@hangar/contracts';
+import { createChannel, createServiceClient, type AuditWriter, type HangarConfig, type Logger, type ModuleContext } from '@hangar/platform';
+import { purgeInBatches, type Kysely } from '@hangar/storage';
+import type { GovernanceDatabase } from '../governance.database.js';
+import { GOVERNANCE_RETENTION_TARGETS } from './retention-targets.js';
+import { createRetentionRepository } from './retention.repository.js';
+import { createRetentionService, type Purge, type RetentionSettings } from './retention.service.js';
+
+type Owner = NonNullable<(typeof RETENTION_OWNERS)[RetentionTarget]>;
+
+/** How often the background sweep runs while Retention:Enabled (SPEC sets no interval). */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+/** The first sweep after a start, so a restarted instance does not wait an hour. */
+const FIRST_SWEEP_MS = 60 * 1000;
+/** Held while one instance sweeps: longer than a sweep takes; a holder that died frees it when it runs out. */
+const SWEEP_LEASE_MS = 15 * 60 * 1000;
+
+/**
+ * Retention (API.md "Retention"): policies kept here, rows purged by the service that owns them
+ * (governance's own directly, the others over RetentionService), and, while Retention:Enabled, a
+ * sweep that one instance at a time runs under a lease.
+ */
+export function startRetention(
+  config: HangarConfig,
+  deps: Pick<ModuleContext, 'addressOf'> & { db: Kysely<GovernanceDatabase>; schema: string; audit: AuditWriter; logger: Logger },
+) {
+  const { Retention } = config;
+  const repository = createRetentionRepository(deps.db);
+  const channels = new Map<Owner, ReturnType<typeof createChannel>>();
+  const clientOf = (service: Owner) => {
+    let channel = channels.get(service);
+    // Made on first use: in one process the other services start after governance.
+    if (!channel) channels.set(service, (channel = createChannel(deps.addressOf(service))));
+    return createServiceClient(RetentionServiceDefinition, channel);
+  };
+  const purge: Purge = async (target, options) => {
+    const owner = RETENTION_OWNERS[target];
+    const local = GOVERNANCE_RETENTION_TARGETS[target as keyof typeof GOVERNANCE_RETENTION_TARGETS];
+    if (owner === 'Governance' && local) return purgeInBatches(deps.db, deps.schema, local, options);
+    const result = await clientOf(owner!).purge(
+      {
+        target,
+        cutoff: options.cutoff.toISOString(),
+        archive: options.archive,
+        batchSize: options.batchSize,
+        batchDelayMs: options.batchDelayMs,
+      },
+      { caller: { tenantId: config.DefaultTenantId, actor: 'governance-retention' } },
+    );
+    return { deleted: Number(result.deleted), archived: Number(result.archived) };
+  };
+  // The targets whose rows a service stores; the others' keys are named as not yet effective at start.
+  const configured: RetentionSettings['configured'] = {
+    RunEvents: { maxAgeMs: Retention.RunEvents.MaxAge, archive: Retention.RunEvents.Archive },
+    Jobs: { maxAgeMs: Retention.Jobs.MaxAge, archive: Retention.Jobs.Archive },
+    WebhookDeliveries: { maxAgeMs: Retention.WebhookDeliveries.MaxAge, archive: Retention.WebhookDeliveries.Archive },
+    SkillScriptGrants: { maxAgeMs: Retention.SkillScriptGrants.MaxAge, archive: Retention.SkillScriptGrants.Archive },
+    Attachments: { maxAgeMs: Retention.Attachments.MaxAge, archive: Retention.Attachments.Archive },
+    Sessions: { maxAgeMs: Retention.Sessions.MaxAge, archive: Retention.Sessions.Archive },
+    RunInputs: { maxAgeMs: Retention.RunInputs.MaxAge, archive: Retention.RunInputs.Archive },
+    RunScores: { maxAgeMs: Retention.RunScores.MaxAge, archive: Retention.RunScores.Archive },
+  };
+  const service = createRetentionService({
+    repository,
+    purge,
+    audit: deps.audit,
+    settings: { enabled: Retention.Enabled, batchSize: Retention.BatchSize, batchDelayMs: Retention.BatchDelay, configured },
+  });
+
+  const owner = `retention-${randomUUID()}`;
+  let sweeping: Promise<void> | undefined;
+  const sweep = async () => {
+    if (!(await repository.takeLease(owner, SWEEP_LEASE_MS))) return;
+    try {
+      for (const result of await service.run()) {
+        if (result.error) deps.logger.warn({ target: result.target, reason: result.error }, 'retention could not be applied to a target');
+        else if (result.deleted) deps.logger.info({ ...result }, 'retention applied');
+      }
+    } finally {
+      await repository.releaseLease(owner);
+    }
+  };
+  const runSweep = () => {
+    sweeping ??= sweep()
+      .catch((error) => deps.logger.warn({ err: error }, 'retention sweep failed; the next one tries again'))
+      .finally(() => (sweeping = undefined));
+  };
+  const first = Retention.Enabled ? setTimeout(runSweep, FIRST_SWEEP_MS) : undefined;
+  const timer = Retention.Enabled ? setInterval(runSweep, SWEEP_INTERVAL_MS) : undefined;
+  first?.unref();
+  timer?.unref();
+
+  return {
+    service,
+    async stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      await sweeping;
+      for (const channel of channels.values()) channel.close();
+    },
+  };
+}
