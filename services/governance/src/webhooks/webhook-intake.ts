@@ -1,6 +1,6 @@
 import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, type RunEventEnvelope } from '@hangar/contracts';
 import type { EventLog, Subscription } from '@hangar/messaging';
-import type { Logger } from '@hangar/platform';
+import { HangarError, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
 import type { WebhookService } from './webhook.service.js';
 
@@ -39,7 +39,13 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
     }
     const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
     if (RUN_OUTCOMES.has(event.type)) {
-      await offer({ ...common, type: event.type as 'run.completed', data: () => deps.runRecord(event.tenantId, event.runId) });
+      try {
+        await offer({ ...common, type: event.type as 'run.completed', data: () => deps.runRecord(event.tenantId, event.runId) });
+      } catch (error) {
+        // A run the executor no longer knows can never be read: skipped, or it would hold the log up forever.
+        if (!(error instanceof HangarError && error.kind === 'notFound')) throw error;
+        logger.warn({ runId: event.runId, type: event.type }, 'the run of a webhook event is not found; the event is skipped');
+      }
     } else if (event.type === 'approval.requested') {
       const data = event.data as { approvalId?: string; toolName?: string };
       await offer({
