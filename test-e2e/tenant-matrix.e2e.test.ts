@@ -37,6 +37,13 @@ beforeAll(async () => {
     }),
     await as(A, 'PUT', '/api/skills/skill-a', { name: 'skill-a', description: MARKER, instructions: MARKER }),
     await as(A, 'PUT', '/api/quotas/quota-a', { metric: 'Runs', period: 'Day', limit: 1000 }),
+    // Named like A's agent, so every `{name}` route of webhooks names a record of A's.
+    await as(A, 'PUT', '/api/webhooks/agent-a', {
+      url: 'https://hooks.example.com/a',
+      events: ['agent.created'],
+      secretKey: 'Hangar:WebhookSecrets:a',
+      description: MARKER,
+    }),
   ];
   for (const answer of created) expect(answer.status, answer.text).toBeLessThan(300);
   const run = await hangar.request('POST', '/api/agents/agent-a/run', {
@@ -85,6 +92,8 @@ async function snapshotOfA() {
     '/api/skills/skill-a',
     '/api/quotas',
     `/api/api-keys/${ofA.apiKeyId}`,
+    '/api/webhooks/agent-a',
+    '/api/webhooks/agent-a/deliveries',
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -116,6 +125,8 @@ const BODIES: Record<string, unknown> = {
   putSkill: { name: 'skill-a', description: 'overwritten by B' },
   putQuotaRule: { metric: 'Runs', period: 'Day', limit: 1 },
   putTenant: { displayName: 'taken by B', enabled: false },
+  putWebhook: { url: 'https://hooks.example.com/b', events: ['agent.created'], secretKey: 'Hangar:WebhookSecrets:b' },
+  putRetentionPolicy: { maxAge: '1.00:00:00' },
 };
 
 it('lets tenant B neither see nor change any of tenant A’s records through any route', async () => {
@@ -125,7 +136,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
   );
   expect(routes.length).toBeGreaterThan(50);
   const problems: string[] = [];
-  // Names B gave records of its own (agents, skills and quota rules are named per tenant): B may use them.
+  // Names B gave records of its own (agents, skills, quota rules and webhooks are named per tenant): B may use them.
   const ownedByB = new Set<string>();
   for (const { method, path, operation } of routes) {
     const concrete = pathFor(path);
@@ -137,9 +148,11 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
     );
     if (leaked.length) problems.push(`${method} ${path}: answer carries ${leaked.join(', ')}`);
     if (answer.status >= 500) problems.push(`${method} ${path}: ${answer.status}`);
-    if (['putAgent', 'putSkill', 'putQuotaRule'].includes(operation.operationId) && answer.status === 201) ownedByB.add(concrete);
+    if (['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook'].includes(operation.operationId) && answer.status === 201)
+      ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));
-    const expected = path.startsWith('/api/tenants') ? 403 : 404;
+    // Platform-wide settings answer an ordinary tenant 403 whatever it names.
+    const expected = path.startsWith('/api/tenants') || path.startsWith('/api/retention') ? 403 : 404;
     if (namesRecordOfA && answer.status < 400) problems.push(`${method} ${path}: ${answer.status} for tenant A's record`);
     // 400 (a body this route does not take) and 409 (a feature switched off) also leave A's records alone.
     else if (namesRecordOfA && ![expected, 400, 409].includes(answer.status))
