@@ -98,6 +98,14 @@ describe('retention policies', () => {
     for (const runId of [oldRun, newRun]) {
       expect((await hangar.request('POST', `/api/runs/${runId}/feedback`, { body: { value: 1 }, headers: acme })).status).toBe(200);
     }
+    const upload = async (sessionId: string) => {
+      const form = new FormData();
+      form.append('file', new Blob(['bytes'], { type: 'text/plain' }), `${sessionId}.txt`);
+      const uploaded = await hangar.request('POST', `/api/attachments?sessionId=${sessionId}`, { headers: acme, rawBody: form as never });
+      expect(uploaded.status, uploaded.text).toBe(201);
+      return uploaded.body.id as string;
+    };
+    const [oldAttachment, newAttachment] = [await upload('old-session'), await upload('new-session')];
     const queued = await hangar.request('POST', '/api/agents/bot/run', {
       body: { message: 'later' },
       headers: { ...acme, prefer: 'respond-async' },
@@ -161,6 +169,9 @@ describe('retention policies', () => {
     );
     expect((await query(`select run_id from ${table('runs', 'run_scores')}`)).map((row) => row.run_id)).toEqual([newRun]);
     expect((await query(`select id from ${table('sessions', 'sessions')} order by id`)).map((row) => row.id)).toEqual(['new-session']);
+    // A purged session's attachments went first, as DELETE /api/sessions/{id} does.
+    expect((await hangar.request('GET', `/api/attachments/${oldAttachment}`, { headers: acme })).status).toBe(404);
+    expect((await hangar.request('GET', `/api/attachments/${newAttachment}`, { headers: acme })).status).toBe(200);
     expect((await query(`select skill_name from ${table('skills', 'skill_script_grants')}`)).map((row) => row.skill_name)).toEqual([
       'live',
     ]);

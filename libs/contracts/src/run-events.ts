@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** The event-log topic the run-executor's outbox ships run events to; records are keyed by the run tree's root. */
 export const RUN_EVENTS_TOPIC = 'hangar.run-events';
 
@@ -13,3 +15,15 @@ export interface RunEventEnvelope {
   /** The event's own data; a finished run's carries `usage` and `cost`. */
   data: { usage?: { totalTokens?: number }; cost?: { total?: number } | null; [key: string]: unknown };
 }
+
+/** The envelope as consumers check it: a record that is not one is skipped, never cast. */
+export const RunEventEnvelopeSchema = z.looseObject({
+  tenantId: z.string(),
+  runId: z.string(),
+  rootRunId: z.string(),
+  agentName: z.string(),
+  seq: z.number().int(),
+  type: z.string(),
+  at: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});

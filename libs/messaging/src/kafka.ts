@@ -38,7 +38,7 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
     await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     throw new Error(`Kafka at ${options.brokers.join(',')} is not reachable: ${(error as Error).message}`);
   }
-  const consumers = new Set<Consumer>();
+  const consumers = new Map<Consumer, { stopped: boolean }>();
   let closed = false;
   const topics = new Map<string, Promise<unknown>>();
   // A topic is created (with the broker's partition count) and has leaders before it is used:
@@ -71,15 +71,15 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
         sessionTimeout: SESSION_TIMEOUT_MS,
         heartbeatInterval: HEARTBEAT_INTERVAL_MS,
       });
-      consumers.add(consumer);
-      let stopped = false;
+      const state = { stopped: false };
+      consumers.set(consumer, state);
       await Promise.all(names.map((topic) => ensureTopic(prefix + topic)));
       await consumer.connect();
       await consumer.subscribe({ topics: names.map((topic) => prefix + topic), fromBeginning: true });
       // Not awaited: joining waits for the group to rebalance (up to a dead member's session timeout),
       // and a process must not stay unready for it. Records flow once partitions are assigned.
       const running = consumer.run({
-        eachMessage: async ({ topic: prefixedTopic, message }) => {
+        eachMessage: async ({ topic: prefixedTopic, message, heartbeat }) => {
           const record = {
             topic: prefixedTopic.slice(prefix.length),
             key: message.key?.toString() ?? '',
@@ -87,21 +87,25 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
             offset: Number(message.offset),
             timestamp: Number(message.timestamp),
           };
-          for (let delay = RETRY_DELAY_MS; !stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+          for (let delay = RETRY_DELAY_MS; !state.stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
             try {
               await handler(record);
               return;
             } catch (error) {
               onError(error as Error);
               await new Promise((resolve) => setTimeout(resolve, delay));
+              // kafkajs beats only between records: a record retried for long would cost this member its partitions.
+              await heartbeat().catch(() => {});
             }
           }
+          // Stopping while the record still fails: its offset must not be committed as if it was handled.
+          throw new Error('the consumer stopped before this record was handled');
         },
       });
       running.catch((error: Error) => onError(error));
       return {
         async unsubscribe() {
-          stopped = true;
+          state.stopped = true;
           consumers.delete(consumer);
           await consumer.disconnect();
         },
@@ -109,7 +113,8 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
     },
     async close() {
       closed = true;
-      await Promise.allSettled([...consumers].map((consumer) => consumer.disconnect()));
+      for (const state of consumers.values()) state.stopped = true;
+      await Promise.allSettled([...consumers.keys()].map((consumer) => consumer.disconnect()));
       consumers.clear();
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },

@@ -66,6 +66,23 @@ describe.each([
     await log.close();
   });
 
+  it('does not count a record whose handler still failed when the group left as handled', async () => {
+    const log = await create();
+    let attempts = 0;
+    const failing = await log.subscribe('runs', 'leaving', async () => {
+      attempts++;
+      throw new Error('the receiver is away');
+    });
+    await log.append('runs', [{ key: 'k', value: 'pending' }]);
+    await waitFor(() => attempts >= 2);
+    await failing.unsubscribe();
+    const seen: string[] = [];
+    await log.subscribe('runs', 'leaving', async (record) => void seen.push(record.value));
+    await waitFor(() => seen.length === 1);
+    expect(seen).toEqual(['pending']);
+    await log.close();
+  });
+
   it('redelivers a record whose handler failed (at-least-once)', async () => {
     const log = await create();
     const seen: LogRecord[] = [];

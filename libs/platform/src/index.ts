@@ -21,3 +21,4 @@ export * from './egress/target.js';
 export * from './egress/client.js';
 export * from './egress/fetch.js';
 export * from './runtime/retention.js';
+export * from './content/content-cipher.js';

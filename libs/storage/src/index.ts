@@ -5,3 +5,4 @@ export { sql, type Kysely, type Migration, type Insertable, type Selectable, typ
 export { jsonb } from './jsonb.js';
 export * from './outbox.js';
 export * from './purge.js';
+export * from './lease.js';

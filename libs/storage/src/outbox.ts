@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { createLeaseTable, holdsLease, releaseLease, takeLease } from './lease.js';
 
 /**
  * A transactional outbox: rows written in the same statement or transaction as the change they
@@ -13,8 +14,6 @@ export interface OutboxTables {
   keyColumn: string;
 }
 
-const LEASE_ID = 1;
-
 /** Creates the outbox and its lease row (for a service's migrations). */
 export async function createOutboxTables(db: Kysely<any>, tables: OutboxTables, keyType: 'text' | 'uuid' = 'text') {
   await db.schema
@@ -23,13 +22,7 @@ export async function createOutboxTables(db: Kysely<any>, tables: OutboxTables, 
     .addColumn(tables.keyColumn, keyType, (column) => column.notNull())
     .addColumn('payload', 'jsonb', (column) => column.notNull())
     .execute();
-  await db.schema
-    .createTable(tables.lease)
-    .addColumn('id', 'smallint', (column) => column.primaryKey().check(sql`id = 1`))
-    .addColumn('owner', 'text')
-    .addColumn('expires_at', 'timestamptz')
-    .execute();
-  await db.insertInto(tables.lease).values({ id: LEASE_ID, owner: null, expires_at: null }).execute();
+  await createLeaseTable(db, tables.lease);
 }
 
 /**
@@ -45,14 +38,7 @@ export async function shipOutbox(
   ship: (records: Array<{ key: string; value: string }>) => Promise<void>,
 ): Promise<number> {
   const { owner } = lease;
-  const taken = await db
-    .updateTable(tables.lease)
-    .set({ owner, expires_at: sql`now() + ${`${lease.leaseMs} milliseconds`}::interval` })
-    .where('id', '=', LEASE_ID)
-    .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
-    .returning('owner')
-    .executeTakeFirst();
-  if (!taken) return 0;
+  if (!(await takeLease(db, tables.lease, owner, lease.leaseMs))) return 0;
   try {
     const rows = await db
       .selectFrom(tables.outbox)
@@ -70,17 +56,10 @@ export async function shipOutbox(
         'in',
         rows.map((row) => row.id),
       )
-      .where(({ exists, selectFrom }) =>
-        exists(selectFrom(tables.lease).select('id').where('id', '=', LEASE_ID).where('owner', '=', owner)),
-      )
+      .where(holdsLease(tables.lease, owner))
       .execute();
     return rows.length;
   } finally {
-    await db
-      .updateTable(tables.lease)
-      .set({ owner: null, expires_at: null })
-      .where('id', '=', LEASE_ID)
-      .where('owner', '=', owner)
-      .execute();
+    await releaseLease(db, tables.lease, owner);
   }
 }

@@ -81,4 +81,21 @@ describe.each(SQL_ENGINES)('purge in batches on %s', (engine) => {
     expect(archived[3].body).toEqual({ index: 3 });
     expect(await left()).toEqual([25, 26, 27, 28, 29]);
   });
+
+  it('keeps archiving after a migration added a column to the table', async () => {
+    await seed();
+    await purgeInBatches(db, schema, target, { cutoff: new Date(now - 30 * day), archive: true, batchSize: 50, batchDelayMs: 0 });
+    await sql`alter table ${sql.id(schema, 'events')} add column note text`.execute(db);
+    await db
+      .insertInto('events')
+      .values({ run: 'c', seq: 1, at: new Date(now - 40 * day), body: '{}', note: 'added later' })
+      .execute();
+    expect(
+      await purgeInBatches(db, schema, target, { cutoff: new Date(now - 30 * day), archive: true, batchSize: 50, batchDelayMs: 0 }),
+    ).toEqual({
+      deleted: 1,
+      archived: 1,
+    });
+    expect(await db.selectFrom('events_archive').select('note').where('run', '=', 'c').execute()).toEqual([{ note: 'added later' }]);
+  });
 });

@@ -22,6 +22,7 @@ const due = (n: number, attempt = 0): DueDelivery => ({
   id: `d${n}`,
   tenantId: 't1',
   subscriptionId: 's1',
+  subscriptionName: 'ops',
   eventId: `evt_${n}`,
   body: JSON.stringify({ type: 'webhook.test', timestamp: '2026-11-25T00:00:00Z', data: { n } }),
   attempt,

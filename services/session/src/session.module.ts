@@ -25,7 +25,19 @@ export const sessionModule = grpcServiceModule({
       deleteAttachments: async (caller, sessionId) => (await attachments.deleteSessionAttachments({ sessionId }, { caller })).deleted,
     });
     grpc.server.add(SessionServiceDefinition, sessionGrpc(service));
-    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, SESSION_RETENTION_TARGETS));
+    // As DELETE /api/sessions/{id} does: the attachments go first, then the sessions with their messages.
+    const sessionsWithAttachments = {
+      ...SESSION_RETENTION_TARGETS.Sessions,
+      beforeDelete: async (keys: Array<Record<string, unknown>>) => {
+        for (const { tenant_id, id } of keys) {
+          await attachments.deleteSessionAttachments(
+            { sessionId: String(id) },
+            { caller: { tenantId: String(tenant_id), actor: 'retention' } },
+          );
+        }
+      },
+    };
+    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, { Sessions: sessionsWithAttachments }));
     return { close: async () => attachmentChannel.close() };
   },
 });

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from '@hangar/storage';
+import { createLeaseTable, sql, type Kysely, type Migration } from '@hangar/storage';
 
 export const governanceMigrations: Record<string, Migration> = {
   '0001_audit_entries': {
@@ -191,13 +191,13 @@ export const governanceMigrations: Record<string, Migration> = {
         .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
         .execute();
       // Which instance sweeps now: one at a time, the others skip their turn.
-      await db.schema
-        .createTable('retention_lease')
-        .addColumn('id', 'smallint', (column) => column.primaryKey().check(sql`id = 1`))
-        .addColumn('owner', 'text')
-        .addColumn('expires_at', 'timestamptz')
-        .execute();
-      await db.insertInto('retention_lease').values({ id: 1, owner: null, expires_at: null }).execute();
+      await createLeaseTable(db, 'retention_lease');
+    },
+  },
+  '0009_delivered_webhooks_index': {
+    async up(db: Kysely<any>) {
+      // Retention deletes delivered rows by their delivery time.
+      await db.schema.createIndex('webhook_deliveries_delivered_at').on('webhook_deliveries').column('delivered_at').execute();
     },
   },
 };

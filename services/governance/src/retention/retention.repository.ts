@@ -1,4 +1,4 @@
-import { sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
+import { releaseLease, sql, takeLease, type Generated, type Kysely, type Selectable } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
 
 export interface RetentionDatabase {
@@ -18,8 +18,6 @@ export interface StoredPolicy {
   maxAgeMs: number | null;
   archive: boolean;
 }
-
-const LEASE_ID = 1;
 
 const toPolicy = (row: Selectable<RetentionDatabase['retention_policies']>): StoredPolicy => ({
   target: row.target,
@@ -57,25 +55,9 @@ export function createRetentionRepository(db: Kysely<GovernanceDatabase>) {
     },
 
     /** Takes (or extends) the sweep lease for `owner`; false while another instance holds it. */
-    async takeLease(owner: string, leaseMs: number): Promise<boolean> {
-      const taken = await db
-        .updateTable('retention_lease')
-        .set({ owner, expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
-        .where('id', '=', LEASE_ID)
-        .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
-        .returning('owner')
-        .executeTakeFirst();
-      return taken !== undefined;
-    },
+    takeLease: (owner: string, leaseMs: number) => takeLease(db, 'retention_lease', owner, leaseMs),
 
-    async releaseLease(owner: string): Promise<void> {
-      await db
-        .updateTable('retention_lease')
-        .set({ owner: null, expires_at: null })
-        .where('id', '=', LEASE_ID)
-        .where('owner', '=', owner)
-        .execute();
-    },
+    releaseLease: (owner: string) => releaseLease(db, 'retention_lease', owner),
   };
 }
 

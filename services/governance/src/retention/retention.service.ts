@@ -96,12 +96,14 @@ export function createRetentionService(deps: {
 
     /**
      * Applies every policy that deletes something, target by target. A target whose service does not
-     * answer is reported with its error; the others are applied all the same.
+     * answer is reported with its error; the others are applied all the same. `proceed` is asked
+     * before each target (a sweep renews its lease there, and stops when it lost it or is stopping).
      */
-    async run(now = new Date()): Promise<RetentionResult[]> {
+    async run(now = new Date(), proceed: () => Promise<boolean> = async () => true): Promise<RetentionResult[]> {
       const results: RetentionResult[] = [];
       for (const policy of await policies()) {
         if (policy.maxAgeMs === null) continue;
+        if (!(await proceed())) break;
         if (!RETENTION_OWNERS[policy.target]) {
           results.push({ target: policy.target, deleted: 0, archived: 0 });
           continue;

@@ -13,7 +13,7 @@ type Owner = NonNullable<(typeof RETENTION_OWNERS)[RetentionTarget]>;
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 /** The first sweep after a start, so a restarted instance does not wait an hour. */
 const FIRST_SWEEP_MS = 60 * 1000;
-/** Held while one instance sweeps: longer than a sweep takes; a holder that died frees it when it runs out. */
+/** Held while one instance sweeps, renewed before each target; a holder that died frees it when it runs out. */
 const SWEEP_LEASE_MS = 15 * 60 * 1000;
 
 /**
@@ -70,10 +70,12 @@ export function startRetention(
 
   const owner = `retention-${randomUUID()}`;
   let sweeping: Promise<void> | undefined;
+  let stopping = false;
   const sweep = async () => {
     if (!(await repository.takeLease(owner, SWEEP_LEASE_MS))) return;
     try {
-      for (const result of await service.run()) {
+      const proceed = async () => !stopping && (await repository.takeLease(owner, SWEEP_LEASE_MS));
+      for (const result of await service.run(new Date(), proceed)) {
         if (result.error) deps.logger.warn({ target: result.target, reason: result.error }, 'retention could not be applied to a target');
         else if (result.deleted) deps.logger.info({ ...result }, 'retention applied');
       }
@@ -93,7 +95,9 @@ export function startRetention(
 
   return {
     service,
+    /** Stops sweeping: a sweep under way ends after the target it is purging. */
     async stop() {
+      stopping = true;
       clearTimeout(first);
       clearInterval(timer);
       await sweeping;

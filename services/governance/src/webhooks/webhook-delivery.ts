@@ -53,7 +53,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   let claimAgain = false;
   let stopped = false;
   let poll: NodeJS.Timeout | undefined;
-  const retryTimers = new Set<NodeJS.Timeout>();
+  // One timer for the soonest retry this process planned (the poll covers the rest).
+  let wake: { timer: NodeJS.Timeout; at: number } | undefined;
+  let claims = 0;
 
   async function attempt(delivery: DueDelivery): Promise<AttemptOutcome> {
     const startedAt = new Date();
@@ -102,10 +104,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     return new Date(Date.now() + delay * (1 - JITTER + 2 * JITTER * random()));
   }
 
-  async function deliver(delivery: DueDelivery) {
+  /** `lease` names this claim: a late record of an attempt whose lease was taken over (even by this process) is refused. */
+  async function deliver(delivery: DueDelivery, lease: string) {
     const outcome = await attempt(delivery);
     if (!outcome.delivered) outcome.retryAt = retryAt(delivery.attempt + 1);
-    const { recorded, disabled } = await repository.recordAttempt(delivery, owner, outcome, settings.disableAfter);
+    const { recorded, disabled } = await repository.recordAttempt(delivery, lease, outcome, settings.disableAfter);
     if (!recorded)
       return logger.warn({ deliveryId: delivery.id }, 'webhook delivery lease was lost during its attempt; another instance retries it');
     if (disabled) deps.disabled(delivery);
@@ -113,24 +116,27 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   }
 
   function wakeAt(at: Date) {
+    if (wake && wake.at <= at.getTime()) return;
+    if (wake) clearTimeout(wake.timer);
     const timer = setTimeout(
       () => {
-        retryTimers.delete(timer);
+        wake = undefined;
         nudge();
       },
       Math.max(0, at.getTime() - Date.now()),
     );
     timer.unref();
-    retryTimers.add(timer);
+    wake = { timer, at: at.getTime() };
   }
 
   async function claim() {
     while (!stopped) {
       const free = settings.concurrency - inFlight.size;
       if (free <= 0) return;
-      const due = await repository.claimDue(owner, free, leaseMs);
+      const lease = `${owner}-${++claims}`;
+      const due = await repository.claimDue(lease, free, leaseMs);
       for (const delivery of due) {
-        const running: Promise<void> = deliver(delivery)
+        const running: Promise<void> = deliver(delivery, lease)
           .catch((error: unknown) =>
             logger.warn(
               { err: error, deliveryId: delivery.id },
@@ -176,7 +182,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     async stop() {
       stopped = true;
       clearInterval(poll);
-      for (const timer of retryTimers) clearTimeout(timer);
+      if (wake) clearTimeout(wake.timer);
       await claiming;
       await Promise.allSettled([...inFlight]);
     },

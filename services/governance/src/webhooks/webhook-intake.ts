@@ -1,4 +1,4 @@
-import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, type RunEventEnvelope } from '@hangar/contracts';
+import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema } from '@hangar/contracts';
 import type { EventLog, Subscription } from '@hangar/messaging';
 import { HangarError, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
@@ -33,10 +33,9 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
   };
 
   async function runEvent(value: string, offset: number) {
-    const event = parse(value) as RunEventEnvelope | undefined;
-    if (!event || typeof event.type !== 'string' || typeof event.runId !== 'string') {
-      return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
-    }
+    const parsed = RunEventEnvelopeSchema.safeParse(parse(value));
+    if (!parsed.success) return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
+    const event = parsed.data;
     const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
     if (RUN_OUTCOMES.has(event.type)) {
       try {

@@ -1,122 +1,18 @@
-import type { WebhookDeliveryStatusName as DeliveryStatus } from '@hangar/contracts';
-import { jsonb, sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
+import { jsonb, sql, type Kysely, type Selectable } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
+import type {
+  AttemptOutcome,
+  DeliveryAttempt,
+  DeliveryStatus,
+  DueDelivery,
+  NewDelivery,
+  SubscriptionInput,
+  WebhookDatabase,
+  WebhookDelivery,
+  WebhookSubscription,
+} from './webhook.model.js';
 
-export type { DeliveryStatus };
-
-export interface WebhookDatabase {
-  webhook_subscriptions: {
-    id: Generated<string>;
-    tenant_id: string;
-    name: string;
-    url: string;
-    events: string[];
-    secret_key: string;
-    headers: Record<string, string>;
-    enabled: boolean;
-    description: string | null;
-    consecutive_failures: Generated<number>;
-    disabled_at: Date | null;
-    created_at: Generated<Date>;
-    updated_at: Generated<Date>;
-  };
-  webhook_deliveries: {
-    id: Generated<string>;
-    subscription_id: string;
-    tenant_id: string;
-    event_id: string;
-    event_type: string;
-    /** The exact JSON body every attempt sends, so retries carry the same bytes. */
-    body: string;
-    attempt: Generated<number>;
-    status: DeliveryStatus;
-    response_status: number | null;
-    error: string | null;
-    next_attempt_at: Generated<Date>;
-    lease_owner: string | null;
-    lease_expires_at: Date | null;
-    created_at: Generated<Date>;
-    delivered_at: Date | null;
-  };
-  webhook_delivery_attempts: {
-    delivery_id: string;
-    attempt: number;
-    started_at: Date;
-    duration_ms: number;
-    response_status: number | null;
-    error: string | null;
-  };
-}
-
-export interface WebhookSubscription {
-  id: string;
-  name: string;
-  url: string;
-  events: string[];
-  secretKey: string;
-  headers: Record<string, string>;
-  enabled: boolean;
-  description: string | null;
-  consecutiveFailures: number;
-  disabledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type SubscriptionInput = Pick<WebhookSubscription, 'name' | 'url' | 'events' | 'secretKey' | 'headers' | 'enabled' | 'description'>;
-
-export interface WebhookDelivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  attempt: number;
-  status: DeliveryStatus;
-  responseStatus: number | null;
-  error: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  responseStatus: number | null;
-  error: string | null;
-}
-
-/** A delivery leased for an attempt, with what the attempt needs of its subscription. */
-export interface DueDelivery {
-  id: string;
-  tenantId: string;
-  subscriptionId: string;
-  eventId: string;
-  body: string;
-  /** Attempts made before this one. */
-  attempt: number;
-  url: string;
-  secretKey: string;
-  headers: Record<string, string>;
-}
-
-export interface NewDelivery {
-  subscriptionId: string;
-  tenantId: string;
-  eventId: string;
-  eventType: string;
-  body: string;
-}
-
-/** How an attempt ended: delivered, retried at `retryAt`, or abandoned (no `retryAt`). */
-export interface AttemptOutcome {
-  startedAt: Date;
-  durationMs: number;
-  responseStatus: number | null;
-  error: string | null;
-  delivered: boolean;
-  retryAt?: Date;
-}
+export type * from './webhook.model.js';
 
 const toSubscription = (row: Selectable<WebhookDatabase['webhook_subscriptions']>): WebhookSubscription => ({
   id: row.id,
@@ -175,7 +71,8 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
             headers: eb.ref('excluded.headers'),
             enabled: eb.ref('excluded.enabled'),
             description: eb.ref('excluded.description'),
-            consecutive_failures: sql<number>`case when excluded.enabled then 0 else webhook_subscriptions.consecutive_failures end`,
+            // Only switching it on again clears the count: re-saving an enabled subscription (automation) does not.
+            consecutive_failures: sql<number>`case when excluded.enabled and not webhook_subscriptions.enabled then 0 else webhook_subscriptions.consecutive_failures end`,
             disabled_at: sql<Date | null>`case when excluded.enabled then null else webhook_subscriptions.disabled_at end`,
             updated_at: sql<Date>`now()`,
           })),
@@ -262,18 +159,31 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
             .where('due.status', 'in', ['Pending', 'Failed'])
             .where('due.next_attempt_at', '<=', sql<Date>`now()`)
             .where((where) => where.or([where('due.lease_expires_at', 'is', null), where('due.lease_expires_at', '<', sql<Date>`now()`)]))
-            .where('sub.enabled', '=', true)
+            // A test is what an operator sends to check a subscription, also a disabled one.
+            .where((where) => where.or([where('sub.enabled', '=', true), where('due.event_type', '=', 'webhook.test')]))
             .orderBy('due.next_attempt_at')
             .limit(limit)
             .forUpdate('due')
             .skipLocked(),
         )
-        .returning(['d.id', 'd.tenant_id', 'd.subscription_id', 'd.event_id', 'd.body', 'd.attempt', 's.url', 's.secret_key', 's.headers'])
+        .returning([
+          'd.id',
+          'd.tenant_id',
+          'd.subscription_id',
+          's.name',
+          'd.event_id',
+          'd.body',
+          'd.attempt',
+          's.url',
+          's.secret_key',
+          's.headers',
+        ])
         .execute();
       return rows.map((row) => ({
         id: row.id,
         tenantId: row.tenant_id,
         subscriptionId: row.subscription_id,
+        subscriptionName: row.name,
         eventId: row.event_id,
         body: row.body,
         attempt: row.attempt,

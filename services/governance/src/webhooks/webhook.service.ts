@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import {
   checkEgressTarget,
   clampPage,
+  conflict,
   notFound,
   validationError,
   type AuditWriter,
@@ -19,6 +20,8 @@ export interface WebhookSettings {
   maxExtraHeaders: number;
   /** Either egress key, and `Webhooks:AllowInsecureHttp`. */
   egress: EgressPolicy;
+  /** `Webhooks:Enabled`: while false, nothing is queued (it would never be sent). */
+  delivering: boolean;
 }
 
 /** An event on its way to subscribers: `data` is built only when some subscription wants it. */
@@ -94,8 +97,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         action: saved.created ? 'webhook.created' : 'webhook.updated',
         resourceType: 'webhook',
         resourceId: name,
-        // Where events go and which key NAME signs them; the secret's value is never known here.
-        details: { url: input.url, events: saved.subscription.events, secretKey: input.secretKey, enabled: input.enabled },
+        // Where events go (without a query: it may carry the receiver's token) and which key NAME signs them.
+        details: { url: input.url.split('?')[0], events: saved.subscription.events, secretKey: input.secretKey, enabled: input.enabled },
       });
       return saved;
     },
@@ -112,15 +115,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Queues a `webhook.test` delivery to the subscription (enabled or not: it is what an operator checks). */
     async test(caller: Caller, name: string): Promise<string> {
       const subscription = await existing(caller, name);
-      const event = { id: `evt_${randomUUID().replaceAll('-', '')}`, type: 'webhook.test', timestamp: new Date().toISOString(), data: {} };
+      if (!settings.delivering) throw conflict('webhooks are switched off here (Webhooks:Enabled is false): nothing would be sent');
+      const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: {} });
+      const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
       const [id] = await repository.enqueue([
-        {
-          subscriptionId: subscription.id,
-          tenantId: caller.tenantId,
-          eventId: event.id,
-          eventType: event.type,
-          body: JSON.stringify(event),
-        },
+        { subscriptionId: subscription.id, tenantId: caller.tenantId, eventId, eventType: 'webhook.test', body },
       ]);
       deps.queued();
       return id;
@@ -139,6 +138,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     /** Queues the event for every enabled subscription of its tenant that wants its kind (none: nothing is built). */
     async offer(event: WebhookEvent): Promise<number> {
+      if (!settings.delivering) return 0;
       const subscribers = await repository.subscribers(event.tenantId, event.type);
       if (!subscribers.length) return 0;
       const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: await event.data() });

@@ -43,7 +43,12 @@ export async function startWebhooks(
     repository,
     audit: deps.audit,
     queued: () => worker?.nudge(),
-    settings: { secretKeyPrefix: Webhooks.AllowedConfigurationPrefix, maxExtraHeaders: Webhooks.MaxExtraHeaders, egress: egressPolicy },
+    settings: {
+      secretKeyPrefix: Webhooks.AllowedConfigurationPrefix,
+      maxExtraHeaders: Webhooks.MaxExtraHeaders,
+      egress: egressPolicy,
+      delivering: Webhooks.Enabled,
+    },
   });
   if (!Webhooks.Enabled) {
     logger.warn('Webhooks:Enabled is false: webhook subscriptions are kept, but no event is taken in and nothing is delivered');
@@ -65,7 +70,7 @@ export async function startWebhooks(
         {
           action: 'webhook.disabled',
           resourceType: 'webhook',
-          resourceId: delivery.subscriptionId,
+          resourceId: delivery.subscriptionName,
           details: {
             reason: `${Webhooks.DisableAfterConsecutiveFailures} consecutive failed attempts (Webhooks:DisableAfterConsecutiveFailures)`,
           },

@@ -173,4 +173,12 @@ export const runMigrations: Record<string, Migration> = {
       await db.schema.createIndex('jobs_tenant_status').on('jobs').columns(['tenant_id', 'status']).execute();
     },
   },
+  '0010_retention_indexes': {
+    async up(db: Kysely<any>) {
+      // Retention finds old rows by these times, a batch at a time.
+      await db.schema.createIndex('run_events_at').on('run_events').column('at').execute();
+      await db.schema.createIndex('run_inputs_recorded_at').on('run_inputs').column('recorded_at').execute();
+      await db.schema.createIndex('run_scores_created_at').on('run_scores').column('created_at').execute();
+    },
+  },
 };
