@@ -61,7 +61,12 @@ export function createContentCipher(options: ContentCipherOptions) {
     const [, keyId, nonce, sealed] = stored.split('.');
     const key = keys.get(keyId);
     if (!key)
-      throw new HangarError('unavailable', `content sealed with key "${keyId}" cannot be read: that key is not configured (ContentProtection:Keys)`, {}, 'content_key_missing');
+      throw new HangarError(
+        'unavailable',
+        `content sealed with key "${keyId}" cannot be read: that key is not configured (ContentProtection:Keys)`,
+        {},
+        'content_key_missing',
+      );
     const bytes = Buffer.from(sealed, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
     decipher.setAAD(associated(tenantId, column));
@@ -69,7 +74,12 @@ export function createContentCipher(options: ContentCipherOptions) {
     try {
       return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new HangarError('unavailable', `content sealed with key "${keyId}" does not open for this tenant and column`, {}, 'content_unreadable');
+      throw new HangarError(
+        'unavailable',
+        `content sealed with key "${keyId}" does not open for this tenant and column`,
+        {},
+        'content_unreadable',
+      );
     }
   }
 
@@ -83,7 +93,8 @@ export function createContentCipher(options: ContentCipherOptions) {
       return protects(column) ? { [JSON_MARKER]: seal(tenantId, column, JSON.stringify(value)) } : value;
     },
     openJson(tenantId: string, column: ProtectedColumn, stored: unknown): unknown {
-      const sealed = stored && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>)[JSON_MARKER] : undefined;
+      const sealed =
+        stored && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>)[JSON_MARKER] : undefined;
       return typeof sealed === 'string' && Object.keys(stored as object).length === 1 ? JSON.parse(open(tenantId, column, sealed)) : stored;
     },
     /** Whether a stored value should be sealed again: plain while protected, or sealed with another key than the active one. */
