@@ -42,6 +42,15 @@ const toDelivery = (row: Selectable<WebhookDatabase['webhook_deliveries']>): Web
   deliveredAt: row.delivered_at?.toISOString() ?? null,
 });
 
+/** The deliveries of one tenant's named subscription. */
+const deliveriesOf = (db: Kysely<GovernanceDatabase>, tenantId: string, name: string) =>
+  db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .selectAll('d')
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.name', '=', name);
+
 /** Webhook subscriptions, their deliveries and each attempt (`webhook_*`). */
 export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
   const subscription = (tenantId: string, name: string) =>
@@ -262,12 +271,7 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
       name: string,
       filter: { status?: DeliveryStatus; skip: number; take: number },
     ): Promise<WebhookDelivery[]> {
-      const rows = await db
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-        .selectAll('d')
-        .where('s.tenant_id', '=', tenantId)
-        .where('s.name', '=', name)
+      const rows = await deliveriesOf(db, tenantId, name)
         .$if(filter.status !== undefined, (query) => query.where('d.status', '=', filter.status!))
         .orderBy('d.created_at', 'desc')
         .orderBy('d.id')
@@ -288,14 +292,7 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
         .transaction()
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => {
-          const row = await trx
-            .selectFrom('webhook_deliveries as d')
-            .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-            .selectAll('d')
-            .where('s.tenant_id', '=', tenantId)
-            .where('s.name', '=', name)
-            .where('d.id', '=', id)
-            .executeTakeFirst();
+          const row = await deliveriesOf(trx, tenantId, name).where('d.id', '=', id).executeTakeFirst();
           if (!row) return undefined;
           const attempts = await trx
             .selectFrom('webhook_delivery_attempts')
