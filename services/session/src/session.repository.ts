@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { jsonb, sql, type Generated, type Kysely } from '@hangar/storage';
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 
 export interface SessionDatabase {
   sessions: {
@@ -111,8 +112,13 @@ const toMessage = (row: {
   createdAt: row.created_at.toISOString(),
 });
 
-/** Every SQL statement of the session service. */
-export function createSessionRepository(db: Kysely<SessionDatabase>) {
+/**
+ * Every SQL statement of the session service. Messages and state are sealed with `cipher` when
+ * content protection is on (API.md "Content protection"), per tenant.
+ */
+export function createSessionRepository(db: Kysely<SessionDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
+  const opened = (tenantId: string) => (row: Parameters<typeof toMessage>[0]) =>
+    toMessage({ ...row, content: cipher.openJson(tenantId, 'SessionMessages', row.content) });
   return {
     /** `ownerId` undefined: any owner; a string: only that owner's sessions (ownerless ones never match). */
     async list(tenantId: string, filter: { agentName?: string; ownerId?: string; skip: number; take: number }): Promise<SessionRow[]> {
@@ -148,7 +154,11 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
         .where('session_id', '=', id)
         .orderBy('sequence')
         .execute();
-      return { session: toSession(row), state: row.state, messages: messages.map(toMessage) };
+      return {
+        session: toSession(row),
+        state: cipher.openJson(tenantId, 'SessionState', row.state) as Record<string, unknown>,
+        messages: messages.map(opened(tenantId)),
+      };
     },
 
     /** Undefined when the id is taken. */
@@ -202,7 +212,7 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
                   sequence: session.message_count + index,
                   id: randomUUID(),
                   role: message.role,
-                  content: jsonb(message.content),
+                  content: jsonb(cipher.sealJson(tenantId, 'SessionMessages', message.content)),
                   run_id: message.runId,
                 })),
               )
@@ -214,12 +224,17 @@ export function createSessionRepository(db: Kysely<SessionDatabase>) {
           .set({
             message_count: session.message_count + messages.length,
             updated_at: sql`now()`,
-            ...(state ? { state: jsonb(state.value), state_maf_version: state.mafVersion } : {}),
+            ...(state
+              ? {
+                  state: jsonb(cipher.sealJson(tenantId, 'SessionState', state.value) as Record<string, unknown>),
+                  state_maf_version: state.mafVersion,
+                }
+              : {}),
           })
           .where('tenant_id', '=', tenantId)
           .where('id', '=', id)
           .execute();
-        return inserted.map(toMessage);
+        return inserted.map(opened(tenantId));
       });
     },
 

@@ -1,16 +1,21 @@
 import { createSessionRepository, sessionMigrations, type SessionDatabase, type SessionRepository } from '@hangar/session';
+import { randomBytes } from 'node:crypto';
+import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
+import type { Kysely } from '@hangar/storage';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
   let fixture: EngineFixture;
   let repository: SessionRepository;
+  let db: Kysely<SessionDatabase>;
   const create = (tenantId: string, id: string, ownerId: string | null = null, agentName: string | null = 'bot') =>
     repository.create(tenantId, { id, agentName, ownerId, stateMafVersion: 'hangar/test' });
 
   beforeAll(async () => {
     fixture = await openEngine(engine);
-    repository = createSessionRepository((await fixture.storage.open<SessionDatabase>('sessions', sessionMigrations)).db);
+    db = (await fixture.storage.open<SessionDatabase>('sessions', sessionMigrations)).db;
+    repository = createSessionRepository(db);
   });
 
   afterAll(async () => {
@@ -112,5 +117,32 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
     expect(await create('t2', 's-1', 'zed')).toBeDefined();
     expect((await repository.get('t2', 's-1'))?.ownerId).toBe('zed');
     expect((await repository.get('t1', 's-1'))?.ownerId).toBe('alice');
+  });
+
+  it('seals messages and state when content protection is on: no plaintext in the rows, the same values read back, branches too', async () => {
+    const cipher = createContentCipher({
+      activeKeyId: 'k1',
+      keys: new Map([['k1', randomBytes(32)]]),
+      columns: new Set(PROTECTED_COLUMNS),
+    });
+    const sealed = createSessionRepository(db, cipher);
+    await sealed.create('t9', { id: 'sealed', agentName: 'bot', ownerId: null, stateMafVersion: 'hangar/test' });
+    const appended = await sealed.append('t9', 'sealed', [{ role: 'user', content: { text: 'canary-6a1' }, runId: null }], {
+      value: { note: 'canary-6a1' },
+      mafVersion: 'hangar/test',
+    });
+    expect(appended?.[0].content).toEqual({ text: 'canary-6a1' });
+    const stored = JSON.stringify([
+      await db.selectFrom('sessions').select('state').where('tenant_id', '=', 't9').execute(),
+      await db.selectFrom('session_messages').select('content').where('tenant_id', '=', 't9').execute(),
+    ]);
+    expect(stored).toContain('hgc1.k1.');
+    expect(stored).not.toContain('canary');
+    const detail = await sealed.detail('t9', 'sealed');
+    expect([detail?.state, detail?.messages[0].content]).toEqual([{ note: 'canary-6a1' }, { text: 'canary-6a1' }]);
+    await sealed.branch('t9', detail!.session, 0, 'sealed-branch');
+    expect((await sealed.detail('t9', 'sealed-branch'))?.messages[0].content).toEqual({ text: 'canary-6a1' });
+    // Without the key the rows do not open: an error, never the sealed text as if it were content.
+    await expect(repository.detail('t9', 'sealed')).rejects.toThrow(/key "k1" cannot be read/);
   });
 });

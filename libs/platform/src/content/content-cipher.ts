@@ -110,3 +110,6 @@ export type ContentCipher = ReturnType<typeof createContentCipher>;
 function isSealed(value: string): boolean {
   return value.startsWith(`${PREFIX}.`) && value.split('.').length === 4;
 }
+
+/** The cipher of a process where content protection is off: values are stored and read as they are. */
+export const PLAIN_CONTENT: ContentCipher = createContentCipher({ keys: new Map(), columns: new Set() });
