@@ -1,3 +1,4 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { sql, type Generated, type Kysely } from '@hangar/storage';
 
 export interface AttachmentDatabase {
@@ -50,8 +51,13 @@ const toRow = (row: Selected): AttachmentRow => ({
   createdAt: row.created_at.toISOString(),
 });
 
-/** Every SQL statement of the attachment service. Only `ready` rows are ever read back. */
-export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
+/**
+ * Every SQL statement of the attachment service. Only `ready` rows are ever read back. File names
+ * are sealed with `cipher` when content protection is on.
+ */
+export function createAttachmentRepository(db: Kysely<AttachmentDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
+  const opened = (tenantId: string) => (row: Selected) =>
+    toRow({ ...row, file_name: cipher.open(tenantId, 'AttachmentFileNames', row.file_name) });
   return {
     async begin(tenantId: string, attachment: { id: string; fileName: string; mediaType: string; sessionId: string | null }) {
       await db
@@ -59,7 +65,7 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
         .values({
           id: attachment.id,
           tenant_id: tenantId,
-          file_name: attachment.fileName,
+          file_name: cipher.seal(tenantId, 'AttachmentFileNames', attachment.fileName),
           media_type: attachment.mediaType,
           session_id: attachment.sessionId,
           status: 'uploading',
@@ -76,9 +82,9 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
         .updateTable('attachments')
         .set({ status: 'ready', size, sha256 })
         .where('id', '=', attachmentId)
-        .returning(COLUMNS)
+        .returning([...COLUMNS, 'tenant_id'])
         .executeTakeFirstOrThrow();
-      return toRow(row);
+      return opened(row.tenant_id)(row);
     },
 
     /** Removes an unfinished upload and its bytes. */
@@ -100,7 +106,7 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
       let query = db.selectFrom('attachments').select(COLUMNS).where('tenant_id', '=', tenantId).where('status', '=', 'ready');
       if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
       const rows = await query.orderBy('created_at', 'desc').orderBy('id').offset(filter.skip).limit(filter.take).execute();
-      return rows.map(toRow);
+      return rows.map(opened(tenantId));
     },
 
     async get(tenantId: string, id: string): Promise<AttachmentRow | undefined> {
@@ -111,7 +117,7 @@ export function createAttachmentRepository(db: Kysely<AttachmentDatabase>) {
         .where('id', '=', id)
         .where('status', '=', 'ready')
         .executeTakeFirst();
-      return row && toRow(row);
+      return row && opened(tenantId)(row);
     },
 
     /** Chunks `fromSeq` up to (not including) `fromSeq + count`, in order. */

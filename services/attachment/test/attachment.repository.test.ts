@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { attachmentMigrations, createAttachmentRepository, type AttachmentDatabase, type AttachmentRepository } from '@hangar/attachment';
+import { randomBytes } from 'node:crypto';
+import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import type { Kysely } from '@hangar/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,5 +91,19 @@ describe.each(SQL_ENGINES)('attachment repository on %s', (engine) => {
     expect(await repository.delete('t1', doomed.id)).toBe(false);
     expect(await repository.deleteBySession('t1', 's-gone')).toBe(1);
     expect(await chunkCount()).toBe(before - 3);
+  });
+
+  it('seals file names when content protection is on; lists and reads show them as given', async () => {
+    const sealed = createAttachmentRepository(
+      db,
+      createContentCipher({ activeKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]), columns: new Set(PROTECTED_COLUMNS) }),
+    );
+    const id = randomUUID();
+    await sealed.begin('t7', { id, fileName: 'canary-91.pdf', mediaType: 'application/pdf', sessionId: 's7' });
+    expect((await sealed.complete(id, 0, 'hash')).fileName).toBe('canary-91.pdf');
+    const row = await db.selectFrom('attachments').select('file_name').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.file_name).toMatch(/^hgc1\.k1\./);
+    expect((await sealed.get('t7', id))?.fileName).toBe('canary-91.pdf');
+    expect((await sealed.list('t7', { sessionId: 's7', skip: 0, take: 10 })).map((each) => each.fileName)).toEqual(['canary-91.pdf']);
   });
 });

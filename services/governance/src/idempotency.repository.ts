@@ -1,3 +1,4 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from './governance.database.js';
 
@@ -26,8 +27,11 @@ export type BeginOutcome =
 
 const interval = (ms: number) => sql<Date>`now() + ${`${ms} milliseconds`}::interval`;
 
-/** Idempotency keys per tenant and scope; a key's row is locked while it is decided. */
-export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>) {
+/**
+ * Idempotency keys per tenant and scope; a key's row is locked while it is decided. The stored
+ * response is sealed with `cipher` when content protection is on.
+ */
+export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
   return {
     async begin(
       target: { tenantId: string; scope: string; key: string },
@@ -62,7 +66,8 @@ export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>) {
         const row = await where(trx.selectFrom('idempotency_keys').selectAll()).forUpdate().executeTakeFirst();
         if (!row) return { outcome: 'in_progress' }; // released between the insert and this read: let the client retry
         if (row.fingerprint !== fingerprint) return { outcome: 'mismatch' };
-        if (row.state === 'completed') return { outcome: 'replay', response: row.response as StoredResponse };
+        if (row.state === 'completed')
+          return { outcome: 'replay', response: cipher.openJson(target.tenantId, 'IdempotencyResponses', row.response) as StoredResponse };
         if (row.locked_until > new Date()) return { outcome: 'in_progress' };
         // The first holder stopped (its gateway died) without completing: this request takes over.
         await where(trx.updateTable('idempotency_keys').set({ locked_until: interval(lockMs) })).execute();
@@ -73,7 +78,7 @@ export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>) {
     async complete(target: { tenantId: string; scope: string; key: string }, response: StoredResponse) {
       await db
         .updateTable('idempotency_keys')
-        .set({ state: 'completed', response: jsonb(response) })
+        .set({ state: 'completed', response: jsonb(cipher.sealJson(target.tenantId, 'IdempotencyResponses', response)) })
         .where('tenant_id', '=', target.tenantId)
         .where('scope', '=', target.scope)
         .where('key', '=', target.key)

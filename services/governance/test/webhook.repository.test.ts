@@ -1,4 +1,6 @@
 import { governanceMigrations, type GovernanceDatabase } from '@hangar/governance';
+import { randomBytes } from 'node:crypto';
+import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import { sql, type Kysely } from '@hangar/storage';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -137,5 +139,18 @@ describe.each(SQL_ENGINES)('webhook repository on %s', (engine) => {
     });
     expect((await webhooks.claimDue('w1', 50, 60_000)).map((row) => row.id)).toContain(due[2].id);
     expect(await webhooks.listDeliveries('t1', 'failing', { status: 'Abandoned', skip: 0, take: 10 })).toHaveLength(1);
+  });
+
+  it('seals delivery bodies when content protection is on; the attempt and the detail read them as sent', async () => {
+    const sealed = createWebhookRepository(
+      db,
+      createContentCipher({ activeKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]), columns: new Set(PROTECTED_COLUMNS) }),
+    );
+    const subscription = (await sealed.putSubscription('t1', input('sealed'))).subscription;
+    const [id] = await sealed.enqueue([{ ...delivery(subscription.id, 'evt_sealed'), body: '{"canary":"d41"}' }]);
+    const row = await db.selectFrom('webhook_deliveries').select('body').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.body).toMatch(/^hgc1\.k1\./);
+    expect((await sealed.claimDue('w9', 50, 60_000)).find((due) => due.id === id)?.body).toBe('{"canary":"d41"}');
+    expect((await sealed.getDelivery('t1', 'sealed', id))?.body).toBe('{"canary":"d41"}');
   });
 });

@@ -1,3 +1,4 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely, type Selectable } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
 import type {
@@ -51,8 +52,11 @@ const deliveriesOf = (db: Kysely<GovernanceDatabase>, tenantId: string, name: st
     .where('s.tenant_id', '=', tenantId)
     .where('s.name', '=', name);
 
-/** Webhook subscriptions, their deliveries and each attempt (`webhook_*`). */
-export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
+/**
+ * Webhook subscriptions, their deliveries and each attempt (`webhook_*`). A delivery's body is
+ * sealed with `cipher` when content protection is on.
+ */
+export function createWebhookRepository(db: Kysely<GovernanceDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
   const subscription = (tenantId: string, name: string) =>
     db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name);
 
@@ -135,7 +139,7 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
             tenant_id: delivery.tenantId,
             event_id: delivery.eventId,
             event_type: delivery.eventType,
-            body: delivery.body,
+            body: cipher.seal(delivery.tenantId, 'WebhookPayloads', delivery.body),
             status: 'Pending' as const,
             response_status: null,
             error: null,
@@ -194,7 +198,7 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
         subscriptionId: row.subscription_id,
         subscriptionName: row.name,
         eventId: row.event_id,
-        body: row.body,
+        body: cipher.open(row.tenant_id, 'WebhookPayloads', row.body),
         attempt: row.attempt,
         url: row.url,
         secretKey: row.secret_key,
@@ -306,7 +310,7 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>) {
       const { row, attempts } = read;
       return {
         delivery: toDelivery(row),
-        body: row.body,
+        body: cipher.open(tenantId, 'WebhookPayloads', row.body),
         attempts: attempts.map((attempt) => ({
           attempt: attempt.attempt,
           startedAt: attempt.started_at.toISOString(),
