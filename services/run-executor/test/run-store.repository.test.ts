@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import { sql, type Kysely } from '@hangar/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalRepository } from '../src/approvals/approval.repository.js';
 import type { RunDatabase } from '../src/database.js';
 import { createEventRepository } from '../src/events/event.repository.js';
+import { createScoreRepository } from '../src/feedback/score.repository.js';
 import { createJobRepository } from '../src/jobs/job.repository.js';
 import { runMigrations } from '../src/migrations/index.js';
 import { createReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
@@ -281,5 +283,48 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       await setOutboxLease('relay-dead', '-1 second');
       expect(await events.shipOutbox({ owner: 'relay-b', limit: 10, leaseMs: 30_000 }, async () => {})).toBe(1);
     });
+  });
+
+  it('seals a score’s comment when content protection is on, and reads it back for the run’s tenant', async () => {
+    const cipher = createContentCipher({
+      activeKeyId: 'k1',
+      keys: new Map([['k1', randomBytes(32)]]),
+      columns: new Set(PROTECTED_COLUMNS),
+    });
+    const scores = createScoreRepository(db, cipher);
+    const run = await runs.insert('t1', newRun());
+    const score = { id: randomUUID(), runId: run.id, messageId: null, name: 'overall', kind: 'Numeric', value: 1, textValue: null };
+    const saved = await scores.saveScore('t1', { ...score, source: 'Human', author: 'alice', comment: 'canary-3b2' });
+    expect(saved.score.comment).toBe('canary-3b2');
+    const stored = await db.selectFrom('run_scores').select('comment').where('run_id', '=', run.id).executeTakeFirstOrThrow();
+    expect(stored.comment).toMatch(/^hgc1\.k1\./);
+    expect((await scores.scores('t1', run.id)).map((each) => each.comment)).toEqual(['canary-3b2']);
+    expect((await scores.deleteScore('t1', run.id, saved.score.id))?.comment).toBe('canary-3b2');
+  });
+
+  it('seals a tool call’s arguments awaiting approval, and opens them on every read, decided or expired', async () => {
+    const cipher = createContentCipher({
+      activeKeyId: 'k1',
+      keys: new Map([['k1', randomBytes(32)]]),
+      columns: new Set(PROTECTED_COLUMNS),
+    });
+    const sealed = createApprovalRepository(db, cipher);
+    const run = await runs.insert('t1', newRun(), 'Running');
+    const calls = [1, 2].map((n) => ({ id: randomUUID(), toolCallId: `c${n}`, toolName: 'clock', args: { secret: `canary-${n}` } }));
+    const argsOf = (approvals: Array<{ toolCallId: string; args: unknown }>) =>
+      [...approvals].sort((a, b) => a.toolCallId.localeCompare(b.toolCallId)).map((approval) => approval.args);
+    expect(argsOf(await sealed.requestApprovals(run.id, calls, 60_000))).toEqual([{ secret: 'canary-1' }, { secret: 'canary-2' }]);
+    const stored = await db.selectFrom('run_approvals').select('args').where('run_id', '=', run.id).execute();
+    expect(JSON.stringify(stored)).not.toContain('canary');
+    expect(argsOf(await sealed.approvals(run.id))).toEqual([{ secret: 'canary-1' }, { secret: 'canary-2' }]);
+    expect((await sealed.decideApproval(run.id, calls[0].id, { approved: true, decidedBy: 'alice', comment: null }))?.args).toEqual({
+      secret: 'canary-1',
+    });
+    await db
+      .updateTable('run_approvals')
+      .set({ expires_at: sql`now() - interval '1 second'` })
+      .where('id', '=', calls[1].id)
+      .execute();
+    expect((await sealed.expireApprovals(10)).find((approval) => approval.id === calls[1].id)?.args).toEqual({ secret: 'canary-2' });
   });
 });

@@ -1,4 +1,5 @@
-import { jsonb, sql, type Kysely } from '@hangar/storage';
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
+import { jsonb, sql, type ExpressionBuilder, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import { RUN_STATUSES } from '../runs/run.model.js';
 import type { ApprovalRow } from './approval.model.js';
@@ -17,8 +18,17 @@ const toApproval = (row: Omit<RunDatabase['run_approvals'], 'created_at'> & { cr
   decidedAt: row.decided_at?.toISOString() ?? null,
 });
 
-/** Tool calls waiting for a human decision (`run_approvals`). */
-export function createApprovalRepository(db: Kysely<RunDatabase>) {
+type ApprovalRecord = Parameters<typeof toApproval>[0];
+
+/**
+ * Tool calls waiting for a human decision (`run_approvals`). A call's arguments are sealed with
+ * `cipher` when content protection is on, under the tenant of its run.
+ */
+export function createApprovalRepository(db: Kysely<RunDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
+  const opened = (row: ApprovalRecord & { tenant_id: string | null }) =>
+    toApproval({ ...row, args: cipher.openJson(row.tenant_id ?? '', 'ApprovalArguments', row.args) });
+  const tenantOfRun = (eb: ExpressionBuilder<RunDatabase, 'run_approvals'>) =>
+    eb.selectFrom('runs').select('runs.tenant_id').whereRef('runs.id', '=', 'run_approvals.run_id').as('tenant_id');
   return {
     /** Asks for decisions on tool calls: the approvals (Pending) and the run's status, together. */
     async requestApprovals(
@@ -27,6 +37,7 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
       expiresInMs: number,
     ): Promise<ApprovalRow[]> {
       return db.transaction().execute(async (trx) => {
+        const run = await trx.selectFrom('runs').select('tenant_id').where('id', '=', runId).executeTakeFirstOrThrow();
         const rows = await trx
           .insertInto('run_approvals')
           .values(
@@ -35,7 +46,7 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
               run_id: runId,
               tool_call_id: call.toolCallId,
               tool_name: call.toolName,
-              args: jsonb(call.args),
+              args: jsonb(cipher.sealJson(run.tenant_id, 'ApprovalArguments', call.args)),
               status: 'Pending' as const,
               decided_by: null,
               comment: null,
@@ -50,7 +61,7 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
           .set({ status: RUN_STATUSES.indexOf('AwaitingApproval') })
           .where('id', '=', runId)
           .execute();
-        return rows.map(toApproval);
+        return rows.map((row) => opened({ ...row, tenant_id: run.tenant_id }));
       });
     },
 
@@ -58,12 +69,13 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
       const rows = await db
         .selectFrom('run_approvals')
         .selectAll()
+        .select(tenantOfRun)
         .where('run_id', '=', runId)
         .$if(ids !== undefined, (query) => query.where('id', 'in', ids!))
         .orderBy('created_at')
         .orderBy('id')
         .execute();
-      return rows.map(toApproval);
+      return rows.map(opened);
     },
 
     /** Decides a pending approval; undefined when it is not pending any more. */
@@ -80,8 +92,9 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
         .where('id', '=', approvalId)
         .where('status', '=', 'Pending')
         .returningAll()
+        .returning(tenantOfRun)
         .executeTakeFirst();
-      return row && toApproval(row);
+      return row && opened(row);
     },
 
     /** Marks pending approvals past their expiry as Expired; returns them. */
@@ -100,8 +113,9 @@ export function createApprovalRepository(db: Kysely<RunDatabase>) {
             .skipLocked(),
         )
         .returningAll()
+        .returning(tenantOfRun)
         .execute();
-      return rows.map(toApproval);
+      return rows.map(opened);
     },
   };
 }

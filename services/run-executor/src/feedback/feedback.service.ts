@@ -35,7 +35,7 @@ export function createFeedback(deps: { scores: ScoreRepository; /** Never throws
     /** Same author, name and target again updates the score; a blank name is `overall`, a blank messageId the whole run. */
     async save(caller: Caller, runId: string, request: FeedbackRequest) {
       const kind = checkScore(request);
-      const saved = await deps.scores.saveScore({
+      const saved = await deps.scores.saveScore(caller.tenantId, {
         id: randomUUID(),
         runId,
         messageId: request.messageId?.trim() || null,
@@ -51,10 +51,10 @@ export function createFeedback(deps: { scores: ScoreRepository; /** Never throws
       return saved;
     },
 
-    list: (runId: string) => deps.scores.scores(runId),
+    list: (caller: Caller, runId: string) => deps.scores.scores(caller.tenantId, runId),
 
     async delete(caller: Caller, runId: string, scoreId: string) {
-      const deleted = isUuid(scoreId) ? await deps.scores.deleteScore(runId, scoreId) : undefined;
+      const deleted = isUuid(scoreId) ? await deps.scores.deleteScore(caller.tenantId, runId, scoreId) : undefined;
       if (!deleted) throw notFound(`score ${scoreId} not found`);
       await auditScore(caller, 'feedback.deleted', deleted);
     },

@@ -1,3 +1,4 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { sql, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 
@@ -31,11 +32,13 @@ const toScore = (row: Omit<RunDatabase['run_scores'], 'created_at' | 'updated_at
   updatedAt: row.updated_at.toISOString(),
 });
 
-/** Feedback scores on runs (`run_scores`). */
-export function createScoreRepository(db: Kysely<RunDatabase>) {
+/** Feedback scores on runs (`run_scores`); a comment is sealed with `cipher` when content protection is on. */
+export function createScoreRepository(db: Kysely<RunDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
+  const opened = (tenantId: string) => (row: Parameters<typeof toScore>[0]) =>
+    toScore({ ...row, comment: row.comment === null ? null : cipher.open(tenantId, 'RunScoreComments', row.comment) });
   return {
     /** One score per run, target, name, author and source: a second save updates it. */
-    async saveScore(score: Omit<ScoreRow, 'createdAt' | 'updatedAt'>): Promise<{ score: ScoreRow; created: boolean }> {
+    async saveScore(tenantId: string, score: Omit<ScoreRow, 'createdAt' | 'updatedAt'>): Promise<{ score: ScoreRow; created: boolean }> {
       const row = await db
         .insertInto('run_scores')
         .values({
@@ -48,7 +51,7 @@ export function createScoreRepository(db: Kysely<RunDatabase>) {
           text_value: score.textValue,
           source: score.source,
           author: score.author,
-          comment: score.comment,
+          comment: score.comment === null ? null : cipher.seal(tenantId, 'RunScoreComments', score.comment),
         })
         .onConflict((conflict) =>
           conflict.columns(['run_id', 'message_key', 'name', 'author', 'source']).doUpdateSet((eb) => ({
@@ -61,18 +64,18 @@ export function createScoreRepository(db: Kysely<RunDatabase>) {
         )
         .returningAll()
         .executeTakeFirstOrThrow();
-      return { score: toScore(row), created: row.id === score.id };
+      return { score: opened(tenantId)(row), created: row.id === score.id };
     },
 
-    async scores(runId: string): Promise<ScoreRow[]> {
+    async scores(tenantId: string, runId: string): Promise<ScoreRow[]> {
       const rows = await db.selectFrom('run_scores').selectAll().where('run_id', '=', runId).orderBy('created_at').orderBy('id').execute();
-      return rows.map(toScore);
+      return rows.map(opened(tenantId));
     },
 
     /** The deleted score, or undefined when there was none. */
-    async deleteScore(runId: string, scoreId: string): Promise<ScoreRow | undefined> {
+    async deleteScore(tenantId: string, runId: string, scoreId: string): Promise<ScoreRow | undefined> {
       const row = await db.deleteFrom('run_scores').where('run_id', '=', runId).where('id', '=', scoreId).returningAll().executeTakeFirst();
-      return row && toScore(row);
+      return row && opened(tenantId)(row);
     },
   };
 }

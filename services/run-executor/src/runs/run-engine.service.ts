@@ -227,7 +227,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     },
     async listFeedback(caller: Caller, runId: string) {
       await requireRun(caller, runId);
-      return feedback.list(runId);
+      return feedback.list(caller, runId);
     },
     async deleteFeedback(caller: Caller, runId: string, scoreId: string) {
       await requireRun(caller, runId);
