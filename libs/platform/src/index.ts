@@ -22,3 +22,4 @@ export * from './egress/client.js';
 export * from './egress/fetch.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';
+export * from './content/content-from-config.js';

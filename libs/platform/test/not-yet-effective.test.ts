@@ -68,7 +68,7 @@ describe('configuration keys not yet effective', () => {
   it('counts any entry of a map as set and compares lists and nested sections by value', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
-    expect(keys({ ContentProtection: { Keys: { k1: 'Hangar:ProtectionKeys:k1' } } })).toEqual(['ContentProtection:Keys']);
+    expect(keys({ Pricing: { Voice: { speech: { tts: { PerMillionCharacters: 15, PerMinute: null } } } } })).toEqual(['Pricing:Voice']);
     expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: [] }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
     expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: ['report'] }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
       'Scheduling:HttpSchedulableHandlerKeys',

@@ -1,5 +1,5 @@
 import { AttachmentServiceDefinition, RetentionServiceDefinition } from '@hangar/contracts';
-import { grpcServiceModule, retentionGrpc } from '@hangar/platform';
+import { contentCipherFrom, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { attachmentGrpc } from './attachment.grpc.js';
 import { createAttachmentRepository, type AttachmentDatabase } from './attachment.repository.js';
 import { createAttachmentService } from './attachment.service.js';
@@ -11,7 +11,7 @@ export const attachmentModule = grpcServiceModule({
   async setup({ config, engines, logger }, grpc) {
     const database = await engines.storage.open<AttachmentDatabase>('attachments', attachmentMigrations);
     const service = createAttachmentService({
-      repository: createAttachmentRepository(database.db),
+      repository: createAttachmentRepository(database.db, contentCipherFrom(config)),
       settings: { maxBytes: config.Attachments.MaxBytes, allowedMediaTypes: config.Attachments.AllowedMediaTypes },
     });
     const swept = await service.sweepUnfinishedUploads();

@@ -7,7 +7,7 @@ import {
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
 } from '@hangar/contracts';
-import { auditOrLog, grpcServiceModule } from '@hangar/platform';
+import { auditOrLog, contentCipherFrom, grpcServiceModule, runEventColumn } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
@@ -36,6 +36,7 @@ export const governanceModule = grpcServiceModule({
   name: 'Governance',
   async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
+    const cipher = contentCipherFrom(config);
     const quotas = createQuotaRepository(database.db);
     const audit = auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger);
     const thresholds = config.Quotas.Enabled
@@ -66,7 +67,7 @@ export const governanceModule = grpcServiceModule({
       : undefined;
     const service = createGovernanceService({
       audit: createAuditRepository(database.db),
-      idempotency: createIdempotencyRepository(database.db),
+      idempotency: createIdempotencyRepository(database.db, cipher),
       quotas,
       quotaSettings: { enabled: config.Quotas.Enabled, timeZone: config.Quotas.TimeZone },
       thresholds,
@@ -104,6 +105,7 @@ export const governanceModule = grpcServiceModule({
       logger,
       addressOf,
       audit,
+      cipher,
     });
     grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
     const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, addressOf });
@@ -119,7 +121,9 @@ export const governanceModule = grpcServiceModule({
     sweep.unref();
     // Quota usage comes from the run events on the event log (at-least-once; counting is idempotent).
     const runEvents = await engines.eventLog.subscribe(RUN_EVENTS_TOPIC, QUOTA_CONSUMER_GROUP, async (record) => {
-      await service.countRunEvent(JSON.parse(record.value));
+      const event = JSON.parse(record.value);
+      // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
+      await service.countRunEvent({ ...event, data: cipher.openJson(event.tenantId, runEventColumn(event.type), event.data) });
     });
     return {
       close: async () => {

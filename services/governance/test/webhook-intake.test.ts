@@ -1,6 +1,6 @@
 import { AGENT_CHANGES_TOPIC, RUN_EVENTS_TOPIC } from '@hangar/contracts';
 import { createInProcessEventLog } from '@hangar/messaging';
-import { createLogger, notFound } from '@hangar/platform';
+import { createLogger, notFound, PLAIN_CONTENT } from '@hangar/platform';
 import { eventually } from '@hangar/testing';
 import { describe, expect, it } from 'vitest';
 import { startWebhookIntake } from '../src/webhooks/webhook-intake.js';
@@ -27,6 +27,7 @@ describe('webhook intake', () => {
         if (runId === 'gone') throw notFound(`run ${runId} not found`);
         return { id: runId, status: 'Completed' };
       },
+      cipher: PLAIN_CONTENT,
       logger: createLogger({ name: 'test', level: 'silent' }),
     });
     await log.append(RUN_EVENTS_TOPIC, [

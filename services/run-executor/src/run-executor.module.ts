@@ -1,6 +1,6 @@
 import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
+import { contentCipherFrom, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -31,13 +31,15 @@ export const runExecutorModule = grpcServiceModule({
     // A durable event log (Kafka) is fed through the transactional outbox; an in-process one, gone
     // with its process anyway, directly after each write (no outbox rows, no relay round trips).
     const outbox = engines.eventLog.kind !== 'memory';
+    // Inputs, event data, score comments and approval arguments are sealed when content protection is on.
+    const cipher = contentCipherFrom(config);
     const repositories = {
-      runs: createRunRepository(database.db, database.schema),
-      events: createEventRepository(database.db, { outbox }),
-      approvals: createApprovalRepository(database.db),
-      scores: createScoreRepository(database.db),
+      runs: createRunRepository(database.db, database.schema, cipher),
+      events: createEventRepository(database.db, { outbox, cipher }),
+      approvals: createApprovalRepository(database.db, cipher),
+      scores: createScoreRepository(database.db, cipher),
       jobs: createJobRepository(database.db),
-      reconciliation: createReconciliationRepository(database.db, { outbox }),
+      reconciliation: createReconciliationRepository(database.db, { outbox, cipher }),
     };
     const postgres = config.Stores.Postgres;
     const readView =

@@ -123,7 +123,7 @@ export function createMemoryStores() {
       return stored;
     },
     lastSeq: async (runId) => Math.max(0, ...events.filter((event) => event.runId === runId).map((event) => event.seq)),
-    events: async (runId, afterSeq) =>
+    events: async (_tenantId, runId, afterSeq) =>
       events.filter((event) => event.runId === runId && event.seq > afterSeq).sort((a, b) => a.seq - b.seq),
   };
   const approvalRepository: Partial<ApprovalRepository> = {

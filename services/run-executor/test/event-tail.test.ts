@@ -14,9 +14,9 @@ function setUp() {
   let tableReads = 0;
   const tails = createEventTails({
     events: {
-      events: (runId, afterSeq) => {
+      events: (tenantId, runId, afterSeq) => {
         tableReads++;
-        return stores.eventRepository.events!(runId, afterSeq);
+        return stores.eventRepository.events!(tenantId, runId, afterSeq);
       },
     },
     pubsub,

@@ -195,7 +195,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       expect(claimed.failed).not.toContain(live.id);
       expect(claimed.failed).not.toContain(queued.id);
       expect(await runs.get('t1', orphan.id)).toMatchObject({ status: 'Failed', errorType: 'orphaned' });
-      expect((await events.events(orphan.id, 0)).map((event) => [event.seq, event.type])).toEqual([
+      expect((await events.events('t1', orphan.id, 0)).map((event) => [event.seq, event.type])).toEqual([
         [1, 'run.started'],
         [2, 'run.failed'],
       ]);
@@ -209,7 +209,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       await silence(run.id, 60);
       const first = await reconciliation.claimOrphans(10_000, 100, 1);
       expect(first.continued).toContainEqual({ runId: run.id, payload: { request: 'again' }, attempt: 1 });
-      expect((await events.events(run.id, 0)).map((event) => event.type)).toEqual(['run.continued']);
+      expect((await events.events('t1', run.id, 0)).map((event) => event.type)).toEqual(['run.continued']);
       expect((await runs.get('t1', run.id))!.status).toBe('Running');
       await silence(run.id, 60);
       const second = await reconciliation.claimOrphans(10_000, 100, 1);

@@ -1,5 +1,5 @@
 import { AttachmentServiceDefinition, RetentionServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
-import { createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION, retentionGrpc } from '@hangar/platform';
+import { contentCipherFrom, createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION, retentionGrpc } from '@hangar/platform';
 import { sessionMigrations } from './migrations/index.js';
 import { SESSION_RETENTION_TARGETS } from './retention-targets.js';
 import { sessionGrpc } from './session.grpc.js';
@@ -16,7 +16,7 @@ export const sessionModule = grpcServiceModule({
     const attachmentChannel = createChannel(addressOf('Attachment'));
     const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
     const service = createSessionService({
-      repository: createSessionRepository(database.db),
+      repository: createSessionRepository(database.db, contentCipherFrom(config)),
       settings: {
         ownershipEnabled: config.SessionOwnership.Enabled,
         managementRole: config.SessionOwnership.ManagementRole,

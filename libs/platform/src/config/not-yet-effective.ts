@@ -89,13 +89,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Webhook signature verification': [
     'Webhooks:SignatureTolerance',
   ],
-  // API.md "Content protection".
-  'Content protection': [
-    'ContentProtection:Enabled',
-    'ContentProtection:ActiveKeyId',
-    'ContentProtection:Keys',
-    'ContentProtection:Columns',
-  ],
   // API.md "Retention": targets whose rows no feature stores yet.
   'Retention of stores not built yet': [
     'Retention:ToolInvocations:MaxAge',

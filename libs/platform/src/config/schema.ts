@@ -167,6 +167,8 @@ export const ConfigSchema = z
       ProviderKeys: z.record(z.string(), z.string()).default({}),
       /** Standard Webhooks signing secrets (`whsec_…`), each named by a subscription's `secretKey` (`Hangar:WebhookSecrets:<name>`). */
       WebhookSecrets: z.record(z.string(), z.string()).default({}),
+      /** Content protection keys (base64 of 32 bytes), each named by a `ContentProtection:Keys` entry (`Hangar:ContentKeys:<name>`). */
+      ContentKeys: z.record(z.string(), z.string()).default({}),
       Runs: section({
         /** How long a cancel waits for the instance executing the run to answer before it is 409. */
         CancelReplyTimeout: duration().default(2000),

@@ -113,3 +113,7 @@ function isSealed(value: string): boolean {
 
 /** The cipher of a process where content protection is off: values are stored and read as they are. */
 export const PLAIN_CONTENT: ContentCipher = createContentCipher({ keys: new Map(), columns: new Set() });
+
+/** The protected column a run event's data belongs to: tool calls and their approvals are tool payloads. */
+export const runEventColumn = (type: string): ProtectedColumn =>
+  type.startsWith('tool.') || type.startsWith('approval.') ? 'ToolPayloads' : 'RunEventData';

@@ -1,6 +1,6 @@
 import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema } from '@hangar/contracts';
 import type { EventLog, Subscription } from '@hangar/messaging';
-import { HangarError, type Logger } from '@hangar/platform';
+import { HangarError, runEventColumn, type ContentCipher, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
 import type { WebhookService } from './webhook.service.js';
 
@@ -14,6 +14,8 @@ export interface WebhookIntakeDeps {
   offer: WebhookService['offer'];
   /** The run record as the API shows it (GET /api/runs/{id}), read from the run executor when a subscriber wants it. */
   runRecord: (tenantId: string, runId: string) => Promise<unknown>;
+  /** Opens event data the outbox shipped sealed (content protection). */
+  cipher: ContentCipher;
   logger: Logger;
 }
 
@@ -46,7 +48,10 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
         logger.warn({ runId: event.runId, type: event.type }, 'the run of a webhook event is not found; the event is skipped');
       }
     } else if (event.type === 'approval.requested') {
-      const data = event.data as { approvalId?: string; toolName?: string };
+      const data = deps.cipher.openJson(event.tenantId, runEventColumn(event.type), event.data) as {
+        approvalId?: string;
+        toolName?: string;
+      };
       await offer({
         ...common,
         type: 'approval.requested',

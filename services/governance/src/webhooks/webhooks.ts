@@ -7,6 +7,7 @@ import {
   HANGAR_VERSION,
   namedSecret,
   type AuditWriter,
+  type ContentCipher,
   type HangarConfig,
   type ModuleContext,
 } from '@hangar/platform';
@@ -29,7 +30,11 @@ const WEBHOOK_POLL_MS = 1000;
  */
 export async function startWebhooks(
   config: HangarConfig,
-  deps: Pick<ModuleContext, 'engines' | 'logger' | 'addressOf'> & { db: Kysely<GovernanceDatabase>; audit: AuditWriter },
+  deps: Pick<ModuleContext, 'engines' | 'logger' | 'addressOf'> & {
+    db: Kysely<GovernanceDatabase>;
+    audit: AuditWriter;
+    cipher: ContentCipher;
+  },
 ) {
   const { Webhooks } = config;
   const { logger } = deps;
@@ -37,7 +42,7 @@ export async function startWebhooks(
     allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets || Webhooks.AllowPrivateNetworkTargets,
     allowInsecureHttp: Webhooks.AllowInsecureHttp,
   };
-  const repository = createWebhookRepository(deps.db);
+  const repository = createWebhookRepository(deps.db, deps.cipher);
   let worker: ReturnType<typeof createDeliveryWorker> | undefined;
   const service = createWebhookService({
     repository,
@@ -100,7 +105,7 @@ export async function startWebhooks(
   };
   let intake: Subscription | undefined;
   try {
-    intake = await startWebhookIntake({ eventLog: deps.engines.eventLog, offer: service.offer, runRecord, logger });
+    intake = await startWebhookIntake({ eventLog: deps.engines.eventLog, offer: service.offer, runRecord, cipher: deps.cipher, logger });
     worker.start();
   } catch (error) {
     egress.close();

@@ -76,7 +76,7 @@ export function createEventTails(deps: EventTailDeps) {
         if (stopped.signal.aborted) return;
         try {
           const behind = Math.min(...[...tail.followers].map((each) => each.position()));
-          const missed = await deps.events.events(runId, behind);
+          const missed = await deps.events.events(tenantId, runId, behind);
           missed.forEach(deliver);
           if (missed.length) continue;
           const run = await deps.currentRun(tenantId, runId);
@@ -111,7 +111,7 @@ export function createEventTails(deps: EventTailDeps) {
     const shared = follow(tenantId, runId, follower);
     /** Reads the table after `last`; true once the terminal event was read. */
     const readStored = async function* () {
-      for (const event of await deps.events.events(runId, last)) {
+      for (const event of await deps.events.events(tenantId, runId, last)) {
         yield event;
         last = event.seq;
         if (TERMINAL_EVENTS.has(event.type)) return true;

@@ -1,4 +1,5 @@
 import type { ShipOutbox } from '@hangar/messaging';
+import { PLAIN_CONTENT, runEventColumn, type ContentCipher } from '@hangar/platform';
 import { jsonb, shipOutbox, sql, type Kysely, type OutboxTables } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
@@ -13,9 +14,18 @@ export async function insertEvents(
   target: RunEventTarget,
   events: NewRunEvent[],
   outbox: boolean,
+  cipher: ContentCipher = PLAIN_CONTENT,
 ): Promise<RunEventRow[]> {
-  const values = events.map(({ seq, type, data }) => ({ run_id: target.runId, seq, type, data: jsonb(data) }));
-  if (!outbox) return (await db.insertInto('run_events').values(values).returningAll().execute()).map(toEvent);
+  const values = events.map(({ seq, type, data }) => ({
+    run_id: target.runId,
+    seq,
+    type,
+    data: jsonb(cipher.sealJson(target.tenantId, runEventColumn(type), data)),
+  }));
+  // The sealed data stays in the table and the outbox; the writer gets back what it wrote.
+  const written = new Map(events.map((event) => [event.seq, event.data]));
+  const asWritten = (row: Parameters<typeof toEvent>[0]) => toEvent({ ...row, data: written.get(row.seq) });
+  if (!outbox) return (await db.insertInto('run_events').values(values).returningAll().execute()).map(asWritten);
   const rows = await db
     .with('stored', (qb) => qb.insertInto('run_events').values(values).returningAll())
     .with('queued', (qb) =>
@@ -39,7 +49,7 @@ export async function insertEvents(
     .selectAll()
     .orderBy('seq')
     .execute();
-  return rows.map(toEvent);
+  return rows.map(asWritten);
 }
 
 const toEvent = (row: { seq: number; run_id: string; type: string; at: Date; data: unknown }): RunEventRow => ({
@@ -68,13 +78,15 @@ export const RUN_EVENT_OUTBOX: OutboxTables = { outbox: 'run_event_outbox', leas
  * Without `outbox` (an in-process event log, gone with its process anyway) events are stored
  * alone and handed to the log by the writer.
  */
-export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox: boolean }) {
+export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox: boolean; cipher?: ContentCipher }) {
+  const cipher = options.cipher ?? PLAIN_CONTENT;
   return {
-    appendEvents: (target: RunEventTarget, events: NewRunEvent[]) => insertEvents(db, target, events, options.outbox),
+    appendEvents: (target: RunEventTarget, events: NewRunEvent[]) => insertEvents(db, target, events, options.outbox, cipher),
 
     lastSeq: (runId: string) => lastSeq(db, runId),
 
-    async events(runId: string, afterSeq: number): Promise<RunEventRow[]> {
+    /** A run's events after `afterSeq`, opened for the run's tenant. */
+    async events(tenantId: string, runId: string, afterSeq: number): Promise<RunEventRow[]> {
       const rows = await db
         .selectFrom('run_events')
         .selectAll()
@@ -82,7 +94,7 @@ export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox
         .where('seq', '>', afterSeq)
         .orderBy('seq')
         .execute();
-      return rows.map(toEvent);
+      return rows.map((row) => toEvent({ ...row, data: cipher.openJson(tenantId, runEventColumn(row.type), row.data) }));
     },
 
     /** Ships queued events to the event log (see `shipOutbox` in @hangar/storage). */

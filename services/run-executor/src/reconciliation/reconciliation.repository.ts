@@ -1,3 +1,4 @@
+import type { ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import type { RunEventRow, RunEventTarget } from '../events/event.model.js';
@@ -12,7 +13,7 @@ export interface ClaimedOrphans {
 }
 
 /** What restarting an interactive run needs (`run_continuations`), and claiming orphaned runs. */
-export function createReconciliationRepository(db: Kysely<RunDatabase>, options: { outbox: boolean }) {
+export function createReconciliationRepository(db: Kysely<RunDatabase>, options: { outbox: boolean; cipher?: ContentCipher }) {
   return {
     /** Keeps what restarting a root interactive run needs until it ends (RunContinuation). */
     async saveContinuation(runId: string, payload: unknown) {
@@ -80,6 +81,7 @@ export function createReconciliationRepository(db: Kysely<RunDatabase>, options:
               target,
               [{ seq, type: 'run.continued', data: { attempt, reason: 'orphaned' } }],
               options.outbox,
+              options.cipher,
             );
             stored.push({ target, event });
             continued.push({ runId: orphan.id, payload: orphan.payload, attempt });
@@ -100,6 +102,7 @@ export function createReconciliationRepository(db: Kysely<RunDatabase>, options:
             target,
             [{ seq, type: 'run.failed', data: { errorType: 'orphaned', message: 'the process executing this run stopped' } }],
             options.outbox,
+            options.cipher,
           );
           stored.push({ target, event });
           failed.push(orphan.id);

@@ -223,7 +223,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         parent
           ? undefined
           : record('cancel subscription', () => deps.cancellation.listen(runId)).then((listening) => (cancels = listening)),
-        input !== undefined && context.queuedRunId ? record('run input', () => runs.recordInput(runId, input)) : undefined,
+        input !== undefined && context.queuedRunId ? record('run input', () => runs.recordInput(caller.tenantId, runId, input)) : undefined,
         existingRunId ? deps.writer.events.lastSeq(runId) : 0,
       ]);
       events = createEventWriter(deps.writer, eventTarget, afterSeq);

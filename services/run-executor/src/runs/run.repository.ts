@@ -1,3 +1,4 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { Numeric, RunDatabase } from '../database.js';
 import {
@@ -134,7 +135,8 @@ export interface ReadViewTarget {
 const ENDED = [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status));
 
 /** The `runs` table (and each run's recorded input). */
-export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string) {
+export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string, cipher: ContentCipher = PLAIN_CONTENT) {
+  const sealed = (tenantId: string, input: unknown) => cipher.sealJson(tenantId, 'RunInputs', input);
   return {
     /**
      * The published `runs_v1` contract (SPEC "Read view"): metadata only, exactly SPEC's columns,
@@ -189,8 +191,8 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
       );
     },
 
-    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running', record?: RunStartRecord) =>
-      insertRun(db, tenantId, run, status, record),
+    insert: (tenantId: string, run: NewRun, status: RunStatus = 'Running', record: RunStartRecord = {}) =>
+      insertRun(db, tenantId, run, status, record.input === undefined ? record : { ...record, input: sealed(tenantId, record.input) }),
 
     async setStatus(runId: string, status: RunStatus) {
       await db
@@ -221,22 +223,23 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string)
     },
 
     /** The first recording stands: a queued run executed again by the next worker keeps its input. */
-    async recordInput(runId: string, input: unknown) {
+    async recordInput(tenantId: string, runId: string, input: unknown) {
       await db
         .insertInto('run_inputs')
-        .values({ run_id: runId, input: jsonb(input) })
+        .values({ run_id: runId, input: jsonb(sealed(tenantId, input)) })
         .onConflict((conflict) => conflict.column('run_id').doNothing())
         .execute();
     },
 
     async getInput(tenantId: string, runId: string) {
-      return db
+      const row = await db
         .selectFrom('run_inputs')
         .innerJoin('runs', 'runs.id', 'run_inputs.run_id')
         .select(['run_inputs.input', 'run_inputs.recorded_at'])
         .where('runs.tenant_id', '=', tenantId)
         .where('runs.id', '=', runId)
         .executeTakeFirst();
+      return row && { input: cipher.openJson(tenantId, 'RunInputs', row.input), recorded_at: row.recorded_at };
     },
 
     async setModel(runId: string, provider: string, model: string) {

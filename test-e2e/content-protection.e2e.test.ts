@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { allInOneModules } from '@hangar/all-in-one';
+import { eventually, startHangar, startMockOpenAI, TEST_POSTGRES_URL, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * API.md "Content protection" on PostgreSQL: with ContentProtection:Enabled, a canary sent in a run,
+ * a session, a score comment, an approval's arguments, an attachment's name and an idempotent
+ * response is nowhere in a pg_dump of Hangar's schemas, while the API shows it as it was sent.
+ */
+
+const CANARY = `canary${randomBytes(6).toString('hex')}`;
+let hangar: HangarUnderTest;
+let mock: MockOpenAI;
+const acme = { 'x-hangar-tenant': 'acme' };
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  mock.script('echo', [{ text: `you said ${CANARY}` }]);
+  mock.script('asks', (request) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? { text: 'ok' }
+      : { toolCall: { name: 'clock', args: { timeZone: CANARY } } },
+  );
+  hangar = await startHangar({
+    engine: 'postgres',
+    modules: allInOneModules(),
+    overrides: {
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+      Tenancy: { Enabled: true, AllowHeaderResolution: true },
+      Approvals: { RequiredTools: ['clock'] },
+      ContentProtection: { Enabled: true, ActiveKeyId: 'k1', Keys: { k1: 'Hangar:ContentKeys:k1' } },
+      Hangar: { ContentKeys: { k1: randomBytes(32).toString('base64') } },
+    },
+  });
+  for (const [name, model, tools] of [
+    ['echo', 'echo', []],
+    ['asks', 'asks', ['clock']],
+  ] as const) {
+    const created = await hangar.request('POST', '/api/agents', {
+      body: { name, model: { provider: 'mock', model }, tools },
+      headers: acme,
+    });
+    expect(created.status, created.text).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await hangar?.stop();
+  await mock?.close();
+});
+
+describe('content protection', () => {
+  it('leaves no plaintext of a protected column in a dump of the database, and shows every value through the API', async () => {
+    const run = await hangar.request('POST', '/api/agents/echo/run', {
+      body: { message: `remember ${CANARY}`, sessionId: 'protected' },
+      headers: { ...acme, 'idempotency-key': 'protected-run' },
+    });
+    expect(run.status, run.text).toBe(200);
+    expect(run.body.output.text).toContain(CANARY);
+    const scored = await hangar.request('POST', `/api/runs/${run.body.runId}/feedback`, {
+      body: { value: 1, comment: `because ${CANARY}` },
+      headers: acme,
+    });
+    expect(scored.status, scored.text).toBe(200);
+    const form = new FormData();
+    form.append('file', new Blob(['bytes'], { type: 'text/plain' }), `${CANARY}.txt`);
+    const attachment = await hangar.request('POST', '/api/attachments?sessionId=protected', { headers: acme, rawBody: form as never });
+    expect(attachment.status, attachment.text).toBe(201);
+    const asked = await hangar.request('POST', '/api/agents/asks/run', {
+      body: { message: 'time?' },
+      headers: { ...acme, prefer: 'respond-async' },
+    });
+    const approvals = await eventually(async () => {
+      const listed = (await hangar.request('GET', `/api/runs/${asked.body.runId}/approvals`, { headers: acme })).body;
+      return listed.length ? listed : undefined;
+    }, 'the approval');
+
+    // The API shows every value as it was given.
+    expect((await hangar.request('GET', '/api/sessions/protected', { headers: acme })).text).toContain(CANARY);
+    expect((await hangar.request('GET', `/api/runs/${run.body.runId}/input`, { headers: acme })).text).toContain(CANARY);
+    expect((await hangar.request('GET', `/api/runs/${run.body.runId}/events`, { headers: acme })).text).toContain(CANARY);
+    expect((await hangar.request('GET', `/api/runs/${run.body.runId}/feedback`, { headers: acme })).text).toContain(CANARY);
+    expect((await hangar.request('GET', '/api/attachments?sessionId=protected', { headers: acme })).text).toContain(CANARY);
+    expect(JSON.stringify(approvals)).toContain(CANARY);
+    const replayed = await hangar.request('POST', '/api/agents/echo/run', {
+      body: { message: `remember ${CANARY}`, sessionId: 'protected' },
+      headers: { ...acme, 'idempotency-key': 'protected-run' },
+    });
+    expect([replayed.headers.get('idempotent-replayed'), replayed.body.output.text]).toEqual(['true', run.body.output.text]);
+
+    const decided = await hangar.request('POST', `/api/runs/${asked.body.runId}/approvals/${approvals[0].id}`, {
+      body: { approved: false },
+      headers: acme,
+    });
+    expect(decided.status).toBe(200);
+    const dump = execFileSync('pg_dump', ['--dbname', TEST_POSTGRES_URL, '--schema', `${hangar.schemaPrefix}_*`, '--data-only'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    expect(dump).toContain('hgc1.k1.');
+    const leaks = dump.split('\n').filter((line) => line.includes(CANARY));
+    expect(leaks).toEqual([]);
+  });
+});
