@@ -1,7 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
-import { eventually, startHangar, startMockOpenAI, TEST_POSTGRES_URL, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  dropSchemas,
+  eventually,
+  startHangar,
+  startMockOpenAI,
+  TEST_POSTGRES_URL,
+  uniqueSchemaPrefix,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -103,4 +112,90 @@ describe('content protection', () => {
     const leaks = dump.split('\n').filter((line) => line.includes(CANARY));
     expect(leaks).toEqual([]);
   });
+});
+
+describe('content key rotation', () => {
+  const keys = { k1: randomBytes(32).toString('base64'), k2: randomBytes(32).toString('base64'), k3: randomBytes(32).toString('base64') };
+  const prefix = uniqueSchemaPrefix();
+  const SECRET = `rotated${randomBytes(6).toString('hex')}`;
+  /** A Hangar on the same schemas, sealing with `active` and reading the `readable` keys. */
+  const startWith = (active: keyof typeof keys, readable: Array<keyof typeof keys>) =>
+    startHangar({
+      engine: 'postgres',
+      schemaPrefix: prefix,
+      modules: allInOneModules(),
+      overrides: {
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+        Tenancy: { Enabled: true, AllowHeaderResolution: true },
+        ContentProtection: {
+          Enabled: true,
+          ActiveKeyId: active,
+          Keys: Object.fromEntries(readable.map((id) => [id, `Hangar:ContentKeys:${id}`])),
+        },
+        Hangar: { ContentKeys: Object.fromEntries(readable.map((id) => [id, keys[id]])) },
+      },
+    });
+  const dump = () =>
+    execFileSync('pg_dump', ['--dbname', TEST_POSTGRES_URL, '--schema', `${prefix}_*`, '--data-only'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  afterAll(() => dropSchemas(prefix));
+
+  it('keeps rows sealed with an older key readable, moves them to the active key on request, and names a key it does not have', async () => {
+    const first = await startWith('k1', ['k1']);
+    try {
+      expect(
+        (await first.request('POST', '/api/agents', { body: { name: 'echo', model: { provider: 'mock', model: 'echo' } }, headers: acme }))
+          .status,
+      ).toBe(201);
+      const run = await first.request('POST', '/api/agents/echo/run', {
+        body: { message: SECRET, sessionId: 'rotated' },
+        headers: { ...acme, 'idempotency-key': 'rotated-run' },
+      });
+      expect(run.status, run.text).toBe(200);
+    } finally {
+      await first.stop();
+    }
+    expect(dump()).not.toContain('hgc1.k2.');
+
+    const second = await startWith('k2', ['k1', 'k2']);
+    try {
+      expect((await second.request('GET', '/api/sessions/rotated', { headers: acme })).text).toContain(SECRET);
+      const resealed = await second.request('POST', '/api/content-protection/reseal');
+      expect(resealed.status, resealed.text).toBe(200);
+      expect(
+        resealed.body.results.every((result: any) => result.error === undefined),
+        resealed.text,
+      ).toBe(true);
+      const byService = Object.fromEntries(resealed.body.results.map((result: any) => [result.service, result]));
+      expect(byService.Session.resealed).toBeGreaterThan(0);
+      expect(byService.RunExecutor.resealed).toBeGreaterThan(0);
+      expect(byService.Governance.resealed).toBeGreaterThan(0);
+      expect(resealed.body.results.every((result: any) => result.error === undefined)).toBe(true);
+      const after = dump();
+      expect(after).toContain('hgc1.k2.');
+      expect(after).not.toContain('hgc1.k1.');
+      expect(after).not.toContain(SECRET);
+    } finally {
+      await second.stop();
+    }
+
+    const third = await startWith('k2', ['k2']);
+    try {
+      expect((await third.request('GET', '/api/sessions/rotated', { headers: acme })).text).toContain(SECRET);
+    } finally {
+      await third.stop();
+    }
+
+    const stranger = await startWith('k3', ['k3']);
+    try {
+      const refused = await stranger.request('GET', '/api/sessions/rotated', { headers: acme });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ errorType: 'content_key_missing', detail: expect.stringContaining('key "k2"') });
+      expect(refused.text).not.toContain(SECRET);
+    } finally {
+      await stranger.stop();
+    }
+  }, 120_000);
 });

@@ -227,6 +227,7 @@ describe('routing, prefix and documents', () => {
         'PUT /hangar/api/retention/{target}',
         'DELETE /hangar/api/retention/{target}',
         'POST /hangar/api/retention/run',
+        'POST /hangar/api/content-protection/reseal',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

@@ -23,3 +23,4 @@ export * from './egress/fetch.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';
 export * from './content/content-from-config.js';
+export * from './content/reseal.js';

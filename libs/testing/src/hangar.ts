@@ -69,9 +69,11 @@ export async function startHangar(options: {
   engine?: EngineName;
   overrides?: Record<string, unknown>;
   modules: HangarModule[];
+  /** On PostgreSQL: the schemas of an earlier instance, to start again on its data (the caller drops them). */
+  schemaPrefix?: string;
 }): Promise<HangarUnderTest> {
   const engine = options.engine ?? 'pglite';
-  const schemaPrefix = uniqueSchemaPrefix();
+  const schemaPrefix = options.schemaPrefix ?? uniqueSchemaPrefix();
   const stores =
     engine === 'postgres'
       ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
@@ -95,7 +97,7 @@ export async function startHangar(options: {
     request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
     async stop() {
       await running.stop();
-      if (engine === 'postgres') await dropSchemas(schemaPrefix);
+      if (engine === 'postgres' && !options.schemaPrefix) await dropSchemas(schemaPrefix);
     },
   };
 }

@@ -108,8 +108,8 @@ export const governanceModule = grpcServiceModule({
       cipher,
     });
     grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
-    const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, addressOf });
-    grpc.server.add(RetentionPolicyServiceDefinition, retentionPolicyGrpc(retention.service));
+    const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, addressOf, cipher });
+    grpc.server.add(RetentionPolicyServiceDefinition, retentionPolicyGrpc(retention.service, retention.resealContent));
     const flush = setInterval(() => {
       apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
     }, API_KEY_USE_FLUSH_MS);

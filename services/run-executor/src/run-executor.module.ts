@@ -15,6 +15,7 @@ import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circ
 import { createModelResolver } from './providers/model-providers.js';
 import { createReconciliationRepository } from './reconciliation/reconciliation.repository.js';
 import { RUN_RETENTION_TARGETS } from './retention/retention-targets.js';
+import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { createRunRepository } from './runs/run.repository.js';
@@ -97,7 +98,7 @@ export const runExecutorModule = grpcServiceModule({
       }),
     });
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
-    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS));
+    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS, { columns: RUN_SEALED_COLUMNS, cipher }));
     const scheduling = config.Scheduling;
     const worker =
       scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled

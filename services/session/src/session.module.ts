@@ -2,6 +2,7 @@ import { AttachmentServiceDefinition, RetentionServiceDefinition, SessionService
 import { contentCipherFrom, createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION, retentionGrpc } from '@hangar/platform';
 import { sessionMigrations } from './migrations/index.js';
 import { SESSION_RETENTION_TARGETS } from './retention-targets.js';
+import { SESSION_SEALED_COLUMNS } from './sealed-columns.js';
 import { sessionGrpc } from './session.grpc.js';
 import { createSessionRepository, type SessionDatabase } from './session.repository.js';
 import { createSessionService } from './session.service.js';
@@ -13,10 +14,11 @@ export const sessionModule = grpcServiceModule({
   dependsOn: ['Attachment'],
   async setup({ config, engines, addressOf }, grpc) {
     const database = await engines.storage.open<SessionDatabase>('sessions', sessionMigrations);
+    const cipher = contentCipherFrom(config);
     const attachmentChannel = createChannel(addressOf('Attachment'));
     const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
     const service = createSessionService({
-      repository: createSessionRepository(database.db, contentCipherFrom(config)),
+      repository: createSessionRepository(database.db, cipher),
       settings: {
         ownershipEnabled: config.SessionOwnership.Enabled,
         managementRole: config.SessionOwnership.ManagementRole,
@@ -37,7 +39,10 @@ export const sessionModule = grpcServiceModule({
         }
       },
     };
-    grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, { Sessions: sessionsWithAttachments }));
+    grpc.server.add(
+      RetentionServiceDefinition,
+      retentionGrpc(database, { Sessions: sessionsWithAttachments }, { columns: SESSION_SEALED_COLUMNS, cipher }),
+    );
     return { close: async () => attachmentChannel.close() };
   },
 });

@@ -84,6 +84,8 @@ export function createContentCipher(options: ContentCipherOptions) {
   }
 
   return {
+    /** The key new values are sealed with; undefined while protection is off. */
+    activeKeyId,
     /** Whether new values of the column are sealed. */
     protects,
     seal,

@@ -126,4 +126,24 @@ export const retentionRoutes = [
       return { status: 200, body: { results: results.map((result) => ({ ...result, error: result.error ?? undefined })) } };
     },
   }),
+  defineRoute({
+    method: 'post',
+    path: '/api/content-protection/reseal',
+    operationId: 'resealContent',
+    summary: 'Move every protected value (plain, or sealed with an older key) to ContentProtection:ActiveKeyId',
+    tag: 'Content protection',
+    auth: { role: 'Admin', scope: 'PlatformAdmin' },
+    responses: {
+      200: {
+        description: 'How many values each service sealed again, or why it could not',
+        schema: z.object({ results: z.array(z.object({ service: z.string(), resealed: z.number().int(), error: z.string().optional() })) }),
+      },
+      403: problemResponse('Not the platform tenant'),
+    },
+    async handler({ caller, principal }, context) {
+      requirePlatform(principal, caller, context);
+      const { results } = await context.retention.resealContent({}, { caller });
+      return { status: 200, body: { results: results.map((result) => ({ ...result, error: result.error ?? undefined })) } };
+    },
+  }),
 ];

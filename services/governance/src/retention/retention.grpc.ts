@@ -1,5 +1,5 @@
 import { retentionPb as pb } from '@hangar/contracts';
-import type { CallerContext } from '@hangar/platform';
+import type { Caller, CallerContext } from '@hangar/platform';
 import type { EffectivePolicy, RetentionService, RetentionSource } from './retention.service.js';
 
 const SOURCE: Record<RetentionSource, pb.RetentionSource> = {
@@ -17,8 +17,14 @@ const policyToProto = (policy: EffectivePolicy): pb.RetentionPolicy => ({
 });
 
 /** gRPC ↔ retention policies; translation only. */
-export function retentionPolicyGrpc(retention: RetentionService): pb.RetentionPolicyServiceImplementation<CallerContext> {
+export function retentionPolicyGrpc(
+  retention: RetentionService,
+  resealContent: (caller: Caller) => Promise<Array<{ service: string; resealed: number; error?: string }>>,
+): pb.RetentionPolicyServiceImplementation<CallerContext> {
   return {
+    async resealContent(_, { caller }) {
+      return { results: await resealContent(caller) };
+    },
     async listRetentionPolicies() {
       return { policies: (await retention.policies()).map(policyToProto) };
     },

@@ -1,13 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { RETENTION_OWNERS, RetentionServiceDefinition, type RetentionTarget } from '@hangar/contracts';
-import { createChannel, createServiceClient, type AuditWriter, type HangarConfig, type Logger, type ModuleContext } from '@hangar/platform';
+import {
+  createChannel,
+  createServiceClient,
+  resealInBatches,
+  type AuditWriter,
+  type Caller,
+  type ContentCipher,
+  type HangarConfig,
+  type Logger,
+  type ModuleContext,
+} from '@hangar/platform';
 import { purgeInBatches, type Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
 import { GOVERNANCE_RETENTION_TARGETS } from './retention-targets.js';
+import { GOVERNANCE_SEALED_COLUMNS } from './sealed-columns.js';
 import { createRetentionRepository } from './retention.repository.js';
 import { createRetentionService, type Purge, type RetentionSettings } from './retention.service.js';
 
 type Owner = NonNullable<(typeof RETENTION_OWNERS)[RetentionTarget]>;
+/** The services besides governance whose tables hold protected columns. */
+const CONTENT_OWNERS: Owner[] = ['RunExecutor', 'Session', 'Attachment'];
+const RESEAL_BATCH = 500;
 
 /** How often the background sweep runs while Retention:Enabled (SPEC sets no interval). */
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
@@ -23,7 +37,13 @@ const SWEEP_LEASE_MS = 15 * 60 * 1000;
  */
 export function startRetention(
   config: HangarConfig,
-  deps: Pick<ModuleContext, 'addressOf'> & { db: Kysely<GovernanceDatabase>; schema: string; audit: AuditWriter; logger: Logger },
+  deps: Pick<ModuleContext, 'addressOf'> & {
+    db: Kysely<GovernanceDatabase>;
+    schema: string;
+    audit: AuditWriter;
+    logger: Logger;
+    cipher: ContentCipher;
+  },
 ) {
   const { Retention } = config;
   const repository = createRetentionRepository(deps.db);
@@ -93,8 +113,47 @@ export function startRetention(
   first?.unref();
   timer?.unref();
 
+  /** Moves every service's protected values to the active key; each service's outcome, one failing not stopping the others. */
+  async function resealContent(caller: Caller): Promise<Array<{ service: string; resealed: number; error?: string }>> {
+    const results: Array<{ service: string; resealed: number; error?: string }> = [];
+    const reseal = async (service: string, work: () => Promise<number>) => {
+      try {
+        results.push({ service, resealed: await work() });
+      } catch (error) {
+        results.push({ service, resealed: 0, error: (error as Error).message });
+      }
+    };
+    await reseal('Governance', async () => {
+      let resealed = 0;
+      for (const column of GOVERNANCE_SEALED_COLUMNS)
+        resealed += await resealInBatches(deps.db, deps.schema, column, deps.cipher, RESEAL_BATCH);
+      return resealed;
+    });
+    for (const service of CONTENT_OWNERS) {
+      await reseal(service, async () =>
+        Number(
+          (
+            await clientOf(service).reseal(
+              { batchSize: RESEAL_BATCH },
+              { caller: { tenantId: config.DefaultTenantId, actor: 'governance-reseal' } },
+            )
+          ).resealed,
+        ),
+      );
+    }
+    await deps.audit(caller, {
+      action: 'content.resealed',
+      resourceType: 'content-protection',
+      resourceId: cipherKey(),
+      details: { results },
+    });
+    return results;
+  }
+  const cipherKey = () => deps.cipher.activeKeyId ?? 'none';
+
   return {
     service,
+    resealContent,
     /** Stops sweeping: a sweep under way ends after the target it is purging. */
     async stop() {
       stopping = true;

@@ -84,6 +84,28 @@ export interface RunRetentionResponse {
   results: RetentionResult[];
 }
 
+export interface ResealRequest {
+  batchSize: number;
+}
+
+export interface ResealResponse {
+  resealed: number;
+}
+
+export interface ResealContentRequest {
+}
+
+export interface ResealResult {
+  service: string;
+  resealed: number;
+  /** Why this service could not reseal now (it did not answer, or a key is missing). */
+  error?: string | undefined;
+}
+
+export interface ResealContentResponse {
+  results: ResealResult[];
+}
+
 function createBasePurgeRequest(): PurgeRequest {
   return { target: "", cutoff: undefined, archive: false, batchSize: 0, batchDelayMs: 0 };
 }
@@ -890,6 +912,293 @@ export const RunRetentionResponse: MessageFns<RunRetentionResponse> = {
   },
 };
 
+function createBaseResealRequest(): ResealRequest {
+  return { batchSize: 0 };
+}
+
+export const ResealRequest: MessageFns<ResealRequest> = {
+  encode(message: ResealRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchSize !== 0) {
+      writer.uint32(8).int32(message.batchSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.batchSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResealRequest>): ResealRequest {
+    return ResealRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResealRequest>): ResealRequest {
+    const message = createBaseResealRequest();
+    message.batchSize = object.batchSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseResealResponse(): ResealResponse {
+  return { resealed: 0 };
+}
+
+export const ResealResponse: MessageFns<ResealResponse> = {
+  encode(message: ResealResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.resealed !== 0) {
+      writer.uint32(8).int64(message.resealed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.resealed = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResealResponse>): ResealResponse {
+    return ResealResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResealResponse>): ResealResponse {
+    const message = createBaseResealResponse();
+    message.resealed = object.resealed ?? 0;
+    return message;
+  },
+};
+
+function createBaseResealContentRequest(): ResealContentRequest {
+  return {};
+}
+
+export const ResealContentRequest: MessageFns<ResealContentRequest> = {
+  encode(_: ResealContentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealContentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealContentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResealContentRequest>): ResealContentRequest {
+    return ResealContentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ResealContentRequest>): ResealContentRequest {
+    const message = createBaseResealContentRequest();
+    return message;
+  },
+};
+
+function createBaseResealResult(): ResealResult {
+  return { service: "", resealed: 0, error: undefined };
+}
+
+export const ResealResult: MessageFns<ResealResult> = {
+  encode(message: ResealResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.service !== "") {
+      writer.uint32(10).string(message.service);
+    }
+    if (message.resealed !== 0) {
+      writer.uint32(16).int64(message.resealed);
+    }
+    if (message.error !== undefined) {
+      writer.uint32(26).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.service = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.resealed = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResealResult>): ResealResult {
+    return ResealResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResealResult>): ResealResult {
+    const message = createBaseResealResult();
+    message.service = object.service ?? "";
+    message.resealed = object.resealed ?? 0;
+    message.error = object.error ?? undefined;
+    return message;
+  },
+};
+
+function createBaseResealContentResponse(): ResealContentResponse {
+  return { results: [] };
+}
+
+export const ResealContentResponse: MessageFns<ResealContentResponse> = {
+  encode(message: ResealContentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ResealResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealContentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealContentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ResealResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResealContentResponse>): ResealContentResponse {
+    return ResealContentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResealContentResponse>): ResealContentResponse {
+    const message = createBaseResealContentResponse();
+    message.results = object.results?.map((e) => ResealResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * Deleting what retention policies no longer keep (API.md "Retention"). Every service that owns a
  * retention target serves RetentionService for its own tables; governance keeps the policies
@@ -912,6 +1221,18 @@ export const RetentionServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Seals every protected value of this service's tables that is plain or under an older key with
+     * the active content key (API.md "Content protection").
+     */
+    reseal: {
+      name: "Reseal",
+      requestType: ResealRequest as typeof ResealRequest,
+      requestStream: false,
+      responseType: ResealResponse as typeof ResealResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -921,6 +1242,11 @@ export interface RetentionServiceImplementation<CallContextExt = {}> {
    * first with `archive`); the target must be one this service owns.
    */
   purge(request: PurgeRequest, context: CallContext & CallContextExt): Promise<DeepPartial<PurgeResponse>>;
+  /**
+   * Seals every protected value of this service's tables that is plain or under an older key with
+   * the active content key (API.md "Content protection").
+   */
+  reseal(request: ResealRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ResealResponse>>;
 }
 
 export interface RetentionServiceClient<CallOptionsExt = {}> {
@@ -929,6 +1255,11 @@ export interface RetentionServiceClient<CallOptionsExt = {}> {
    * first with `archive`); the target must be one this service owns.
    */
   purge(request: DeepPartial<PurgeRequest>, options?: CallOptions & CallOptionsExt): Promise<PurgeResponse>;
+  /**
+   * Seals every protected value of this service's tables that is plain or under an older key with
+   * the active content key (API.md "Content protection").
+   */
+  reseal(request: DeepPartial<ResealRequest>, options?: CallOptions & CallOptionsExt): Promise<ResealResponse>;
 }
 
 export type RetentionPolicyServiceDefinition = typeof RetentionPolicyServiceDefinition;
@@ -970,6 +1301,15 @@ export const RetentionPolicyServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Moves every service's protected values to the active content key. */
+    resealContent: {
+      name: "ResealContent",
+      requestType: ResealContentRequest as typeof ResealContentRequest,
+      requestStream: false,
+      responseType: ResealContentResponse as typeof ResealContentResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -992,6 +1332,11 @@ export interface RetentionPolicyServiceImplementation<CallContextExt = {}> {
     request: RunRetentionRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<RunRetentionResponse>>;
+  /** Moves every service's protected values to the active content key. */
+  resealContent(
+    request: ResealContentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ResealContentResponse>>;
 }
 
 export interface RetentionPolicyServiceClient<CallOptionsExt = {}> {
@@ -1013,6 +1358,11 @@ export interface RetentionPolicyServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<RunRetentionRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<RunRetentionResponse>;
+  /** Moves every service's protected values to the active content key. */
+  resealContent(
+    request: DeepPartial<ResealContentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ResealContentResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
