@@ -1,9 +1,14 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
 import {
   dropSchemas,
   eventually,
+  httpRequest,
+  spawnAllInOne,
   startHangar,
   startMockOpenAI,
   TEST_POSTGRES_URL,
@@ -198,4 +203,46 @@ describe('content key rotation', () => {
       await stranger.stop();
     }
   }, 120_000);
+});
+
+describe('content protection on the embedded store', () => {
+  it('leaves no plaintext of a protected column in any file of the PGlite data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hangar-sealed-'));
+    const secret = `embedded${randomBytes(6).toString('hex')}`;
+    const hangar = await spawnAllInOne({
+      dataDir,
+      env: {
+        HANGAR__Providers__mock__Kind: 'OpenAICompatible',
+        HANGAR__Providers__mock__Endpoint: mock.url,
+        HANGAR__ContentProtection__Enabled: 'true',
+        HANGAR__ContentProtection__ActiveKeyId: 'k1',
+        HANGAR__ContentProtection__Keys__k1: 'Hangar:ContentKeys:k1',
+        HANGAR__Hangar__ContentKeys__k1: randomBytes(32).toString('base64'),
+      },
+    });
+    try {
+      const request = (method: string, path: string, options: Parameters<typeof httpRequest>[3] = {}) =>
+        httpRequest(hangar.url, method, path, options);
+      expect((await request('POST', '/api/agents', { body: { name: 'echo', model: { provider: 'mock', model: 'echo' } } })).status).toBe(
+        201,
+      );
+      const run = await request('POST', '/api/agents/echo/run', {
+        body: { message: secret, sessionId: 'embedded' },
+        headers: { 'idempotency-key': 'embedded-run' },
+      });
+      expect(run.status, run.text).toBe(200);
+      expect((await request('POST', `/api/runs/${run.body.runId}/feedback`, { body: { value: 1, comment: secret } })).status).toBe(200);
+      expect((await request('GET', '/api/sessions/embedded')).text).toContain(secret);
+    } finally {
+      await hangar.stop();
+    }
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => {
+        const path = join(dir, name);
+        return statSync(path).isDirectory() ? files(path) : [path];
+      });
+    const holding = files(dataDir).filter((path) => readFileSync(path).includes(secret));
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(holding).toEqual([]);
+  }, 90_000);
 });
