@@ -48,10 +48,15 @@ const agent = (name: string, model: Record<string, unknown>, extra: Record<strin
   hangar.request('POST', '/api/agents', { body: { name, instructions: 'Be brief.', model, ...extra } });
 
 const runningRun = (target: HangarUnderTest, agentName: string, except?: string) =>
-  eventually(async () => {
-    const runs = (await target.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body;
-    return runs.find((candidate: any) => candidate.id !== except) as any;
-  }, `a running ${agentName} run`);
+  eventually(
+    async () => {
+      const runs = (await target.request('GET', `/api/runs?agentName=${agentName}&status=Running&includeChildren=true`)).body;
+      return runs.find((candidate: any) => candidate.id !== except) as any;
+      // A long run's start (its pre-flight estimate) can take seconds while other suites load both cores.
+    },
+    `a running ${agentName} run`,
+    15_000,
+  );
 
 const runCount = async () => (await hangar.request('GET', '/api/runs?take=200&includeChildren=true')).body.length;
 
