@@ -10,3 +10,4 @@ export * from './polling.js';
 export * from './private-engines.js';
 export * from './webhook-receiver.js';
 export * from './strict-fake.js';
+export * from './content.js';

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { attachmentMigrations, createAttachmentRepository, type AttachmentDatabase, type AttachmentRepository } from '@hangar/attachment';
-import { randomBytes } from 'node:crypto';
-import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
-import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
 import type { Kysely } from '@hangar/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -94,10 +92,7 @@ describe.each(SQL_ENGINES)('attachment repository on %s', (engine) => {
   });
 
   it('seals file names when content protection is on; lists and reads show them as given', async () => {
-    const sealed = createAttachmentRepository(
-      db,
-      createContentCipher({ activeKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]), columns: new Set(PROTECTED_COLUMNS) }),
-    );
+    const sealed = createAttachmentRepository(db, sealingCipher());
     const id = randomUUID();
     await sealed.begin('t7', { id, fileName: 'canary-91.pdf', mediaType: 'application/pdf', sessionId: 's7' });
     expect((await sealed.complete(id, 0, 'hash')).fileName).toBe('canary-91.pdf');

@@ -11,7 +11,7 @@ import {
   quotaNoticeChannel,
   QuotaThresholdNoticeSchema,
 } from '@hangar/contracts';
-import type { PubSub } from '@hangar/messaging';
+import { parseMessage, type PubSub } from '@hangar/messaging';
 import { createChannel, createServiceClient, HANGAR_VERSION, SERVICE_NAMES, type HangarModule, type Logger } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
@@ -119,16 +119,8 @@ export const gatewayModule: HangarModule = {
 function quotaNotices(pubsub: PubSub, logger: Logger): RunNotices {
   return (rootRunId, onNotice) =>
     pubsub.subscribe(quotaNoticeChannel(rootRunId), (message) => {
-      const notice = QuotaThresholdNoticeSchema.safeParse(parseJson(message));
+      const notice = QuotaThresholdNoticeSchema.safeParse(parseMessage(message));
       if (notice.success) onNotice(notice.data);
       else logger.warn({ rootRunId }, 'a quota threshold notice that is not valid was dropped');
     });
-}
-
-function parseJson(message: string): unknown {
-  try {
-    return JSON.parse(message);
-  } catch {
-    return undefined;
-  }
 }

@@ -3,11 +3,13 @@ import {
   GovernanceServiceDefinition,
   quotaNoticeChannel,
   RetentionPolicyServiceDefinition,
+  RunEventEnvelopeSchema,
   RUN_EVENTS_TOPIC,
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
 } from '@hangar/contracts';
-import { auditOrLog, contentCipherFrom, grpcServiceModule, runEventColumn } from '@hangar/platform';
+import { parseMessage } from '@hangar/messaging';
+import { auditOrLog, contentCipherFrom, grpcServiceModule, openRunEventData } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
@@ -25,6 +27,7 @@ import { retentionPolicyGrpc } from './retention/retention.grpc.js';
 import { webhookGrpc } from './webhooks/webhook.grpc.js';
 import { eventIdOf } from './webhooks/webhook-signing.js';
 import { startWebhooks } from './webhooks/webhooks.js';
+import { createServiceChannels } from './service-channels.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
@@ -99,16 +102,17 @@ export const governanceModule = grpcServiceModule({
       },
     });
     grpc.server.add(GovernanceServiceDefinition, governanceGrpc(service, apiKeys, tenants));
+    const channels = createServiceChannels(addressOf);
     const webhooks = await startWebhooks(config, {
+      channels,
       db: database.db,
       engines,
       logger,
-      addressOf,
       audit,
       cipher,
     });
     grpc.server.add(WebhookServiceDefinition, webhookGrpc(webhooks.service));
-    const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, addressOf, cipher });
+    const retention = startRetention(config, { db: database.db, schema: database.schema, audit, logger, channels, cipher });
     grpc.server.add(RetentionPolicyServiceDefinition, retentionPolicyGrpc(retention.service, retention.resealContent));
     const flush = setInterval(() => {
       apiKeys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'API key last-use times could not be written'));
@@ -121,9 +125,11 @@ export const governanceModule = grpcServiceModule({
     sweep.unref();
     // Quota usage comes from the run events on the event log (at-least-once; counting is idempotent).
     const runEvents = await engines.eventLog.subscribe(RUN_EVENTS_TOPIC, QUOTA_CONSUMER_GROUP, async (record) => {
-      const event = JSON.parse(record.value);
+      const parsed = RunEventEnvelopeSchema.safeParse(parseMessage(record.value));
+      // A record that is not an envelope is skipped: retried, it would hold every later one up.
+      if (!parsed.success) return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; quotas skip it');
       // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
-      await service.countRunEvent({ ...event, data: cipher.openJson(event.tenantId, runEventColumn(event.type), event.data) });
+      await service.countRunEvent({ ...parsed.data, data: openRunEventData(cipher, parsed.data) });
     });
     return {
       close: async () => {
@@ -133,6 +139,7 @@ export const governanceModule = grpcServiceModule({
         await runEvents.unsubscribe();
         await webhooks.stop();
         await retention.stop();
+        channels.close();
       },
     };
   },

@@ -1,8 +1,6 @@
 import { createIdempotencyRepository, governanceMigrations, type GovernanceDatabase } from '@hangar/governance';
-import { randomBytes } from 'node:crypto';
-import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import { sql, type Kysely } from '@hangar/storage';
-import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -61,10 +59,7 @@ describe.each(SQL_ENGINES)('idempotency repository on %s', (engine) => {
   });
 
   it('seals the stored response when content protection is on, and replays it as it was', async () => {
-    const sealed = createIdempotencyRepository(
-      db,
-      createContentCipher({ activeKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]), columns: new Set(PROTECTED_COLUMNS) }),
-    );
+    const sealed = createIdempotencyRepository(db, sealingCipher());
     expect(await sealed.begin(target('sealed'), 'fp', 60_000, DAY)).toEqual({ outcome: 'started' });
     await sealed.complete(target('sealed'), { ...stored, body: '{"canary":"5e0"}' });
     const row = await db.selectFrom('idempotency_keys').select('response').where('key', '=', 'sealed').executeTakeFirstOrThrow();

@@ -1,8 +1,6 @@
 import { governanceMigrations, type GovernanceDatabase } from '@hangar/governance';
-import { randomBytes } from 'node:crypto';
-import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import { sql, type Kysely } from '@hangar/storage';
-import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookRepository, type SubscriptionInput } from '../src/webhooks/webhook.repository.js';
 
@@ -142,10 +140,7 @@ describe.each(SQL_ENGINES)('webhook repository on %s', (engine) => {
   });
 
   it('seals delivery bodies when content protection is on; the attempt and the detail read them as sent', async () => {
-    const sealed = createWebhookRepository(
-      db,
-      createContentCipher({ activeKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]), columns: new Set(PROTECTED_COLUMNS) }),
-    );
+    const sealed = createWebhookRepository(db, sealingCipher());
     const subscription = (await sealed.putSubscription('t1', input('sealed'))).subscription;
     const [id] = await sealed.enqueue([{ ...delivery(subscription.id, 'evt_sealed'), body: '{"canary":"d41"}' }]);
     const row = await db.selectFrom('webhook_deliveries').select('body').where('id', '=', id).executeTakeFirstOrThrow();

@@ -1,6 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
-import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { randomUUID } from 'node:crypto';
+import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
 import { sql, type Kysely } from '@hangar/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalRepository } from '../src/approvals/approval.repository.js';
@@ -286,11 +285,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
   });
 
   it('seals a score’s comment when content protection is on, and reads it back for the run’s tenant', async () => {
-    const cipher = createContentCipher({
-      activeKeyId: 'k1',
-      keys: new Map([['k1', randomBytes(32)]]),
-      columns: new Set(PROTECTED_COLUMNS),
-    });
+    const cipher = sealingCipher();
     const scores = createScoreRepository(db, cipher);
     const run = await runs.insert('t1', newRun());
     const score = { id: randomUUID(), runId: run.id, messageId: null, name: 'overall', kind: 'Numeric', value: 1, textValue: null };
@@ -303,11 +298,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
   });
 
   it('seals a tool call’s arguments awaiting approval, and opens them on every read, decided or expired', async () => {
-    const cipher = createContentCipher({
-      activeKeyId: 'k1',
-      keys: new Map([['k1', randomBytes(32)]]),
-      columns: new Set(PROTECTED_COLUMNS),
-    });
+    const cipher = sealingCipher();
     const sealed = createApprovalRepository(db, cipher);
     const run = await runs.insert('t1', newRun(), 'Running');
     const calls = [1, 2].map((n) => ({ id: randomUUID(), toolCallId: `c${n}`, toolName: 'clock', args: { secret: `canary-${n}` } }));

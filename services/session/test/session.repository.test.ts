@@ -1,8 +1,6 @@
 import { createSessionRepository, sessionMigrations, type SessionDatabase, type SessionRepository } from '@hangar/session';
-import { randomBytes } from 'node:crypto';
-import { createContentCipher, PROTECTED_COLUMNS } from '@hangar/platform';
 import type { Kysely } from '@hangar/storage';
-import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
@@ -120,11 +118,7 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
   });
 
   it('seals messages and state when content protection is on: no plaintext in the rows, the same values read back, branches too', async () => {
-    const cipher = createContentCipher({
-      activeKeyId: 'k1',
-      keys: new Map([['k1', randomBytes(32)]]),
-      columns: new Set(PROTECTED_COLUMNS),
-    });
+    const cipher = sealingCipher();
     const sealed = createSessionRepository(db, cipher);
     await sealed.create('t9', { id: 'sealed', agentName: 'bot', ownerId: null, stateMafVersion: 'hangar/test' });
     const appended = await sealed.append('t9', 'sealed', [{ role: 'user', content: { text: 'canary-6a1' }, runId: null }], {

@@ -119,3 +119,7 @@ export const PLAIN_CONTENT: ContentCipher = createContentCipher({ keys: new Map(
 /** The protected column a run event's data belongs to: tool calls and their approvals are tool payloads. */
 export const runEventColumn = (type: string): ProtectedColumn =>
   type.startsWith('tool.') || type.startsWith('approval.') ? 'ToolPayloads' : 'RunEventData';
+
+/** A run event's data as the outbox ships it (sealed while content protection is on), opened for the event's tenant. */
+export const openRunEventData = (cipher: ContentCipher, event: { tenantId: string; type: string; data: unknown }) =>
+  cipher.openJson(event.tenantId, runEventColumn(event.type), event.data) as Record<string, unknown>;

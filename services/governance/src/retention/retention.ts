@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RETENTION_OWNERS, RetentionServiceDefinition, type RetentionTarget } from '@hangar/contracts';
 import {
-  createChannel,
   createServiceClient,
   resealInBatches,
   type AuditWriter,
@@ -9,10 +8,10 @@ import {
   type ContentCipher,
   type HangarConfig,
   type Logger,
-  type ModuleContext,
 } from '@hangar/platform';
 import { purgeInBatches, type Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
+import type { ServiceChannels } from '../service-channels.js';
 import { GOVERNANCE_RETENTION_TARGETS } from './retention-targets.js';
 import { GOVERNANCE_SEALED_COLUMNS } from './sealed-columns.js';
 import { createRetentionRepository } from './retention.repository.js';
@@ -37,7 +36,8 @@ const SWEEP_LEASE_MS = 15 * 60 * 1000;
  */
 export function startRetention(
   config: HangarConfig,
-  deps: Pick<ModuleContext, 'addressOf'> & {
+  deps: {
+    channels: ServiceChannels;
     db: Kysely<GovernanceDatabase>;
     schema: string;
     audit: AuditWriter;
@@ -47,13 +47,7 @@ export function startRetention(
 ) {
   const { Retention } = config;
   const repository = createRetentionRepository(deps.db);
-  const channels = new Map<Owner, ReturnType<typeof createChannel>>();
-  const clientOf = (service: Owner) => {
-    let channel = channels.get(service);
-    // Made on first use: in one process the other services start after governance.
-    if (!channel) channels.set(service, (channel = createChannel(deps.addressOf(service))));
-    return createServiceClient(RetentionServiceDefinition, channel);
-  };
+  const clientOf = (service: Owner) => createServiceClient(RetentionServiceDefinition, deps.channels.to(service));
   const purge: Purge = async (target, options) => {
     const owner = RETENTION_OWNERS[target];
     const local = GOVERNANCE_RETENTION_TARGETS[target as keyof typeof GOVERNANCE_RETENTION_TARGETS];
@@ -160,7 +154,6 @@ export function startRetention(
       clearTimeout(first);
       clearInterval(timer);
       await sweeping;
-      for (const channel of channels.values()) channel.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema } from '@hangar/contracts';
-import type { EventLog, Subscription } from '@hangar/messaging';
-import { HangarError, runEventColumn, type ContentCipher, type Logger } from '@hangar/platform';
+import { parseMessage, type EventLog, type Subscription } from '@hangar/messaging';
+import { HangarError, openRunEventData, type ContentCipher, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
 import type { WebhookService } from './webhook.service.js';
 
@@ -26,16 +26,8 @@ export interface WebhookIntakeDeps {
  */
 export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subscription> {
   const { offer, logger } = deps;
-  const parse = (value: string) => {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      return undefined;
-    }
-  };
-
   async function runEvent(value: string, offset: number) {
-    const parsed = RunEventEnvelopeSchema.safeParse(parse(value));
+    const parsed = RunEventEnvelopeSchema.safeParse(parseMessage(value));
     if (!parsed.success) return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
     const event = parsed.data;
     const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
@@ -48,10 +40,7 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
         logger.warn({ runId: event.runId, type: event.type }, 'the run of a webhook event is not found; the event is skipped');
       }
     } else if (event.type === 'approval.requested') {
-      const data = deps.cipher.openJson(event.tenantId, runEventColumn(event.type), event.data) as {
-        approvalId?: string;
-        toolName?: string;
-      };
+      const data = openRunEventData(deps.cipher, event) as { approvalId?: string; toolName?: string };
       await offer({
         ...common,
         type: 'approval.requested',
@@ -61,7 +50,7 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
   }
 
   async function agentChange(value: string, offset: number) {
-    const change = AgentChangeSchema.safeParse(parse(value));
+    const change = AgentChangeSchema.safeParse(parseMessage(value));
     if (!change.success) return logger.warn({ offset }, 'an agent change on the event log is not valid; webhooks skip it');
     const { id, tenantId, type, name, version, at } = change.data;
     await offer({ id: eventIdOf(`agent:${id}`), tenantId, type, timestamp: at, data: () => ({ name, version }) });

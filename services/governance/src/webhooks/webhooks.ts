@@ -1,7 +1,6 @@
 import { RunExecutorServiceDefinition, runRecordJson } from '@hangar/contracts';
 import type { Subscription } from '@hangar/messaging';
 import {
-  createChannel,
   createEgressClient,
   createServiceClient,
   HANGAR_VERSION,
@@ -13,6 +12,7 @@ import {
 } from '@hangar/platform';
 import type { Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
+import type { ServiceChannels } from '../service-channels.js';
 import { createDeliveryWorker } from './webhook-delivery.js';
 import { startWebhookIntake } from './webhook-intake.js';
 import { createWebhookRepository } from './webhook.repository.js';
@@ -30,10 +30,11 @@ const WEBHOOK_POLL_MS = 1000;
  */
 export async function startWebhooks(
   config: HangarConfig,
-  deps: Pick<ModuleContext, 'engines' | 'logger' | 'addressOf'> & {
+  deps: Pick<ModuleContext, 'engines' | 'logger'> & {
     db: Kysely<GovernanceDatabase>;
     audit: AuditWriter;
     cipher: ContentCipher;
+    channels: ServiceChannels;
   },
 ) {
   const { Webhooks } = config;
@@ -92,14 +93,9 @@ export async function startWebhooks(
       userAgent: `Hangar-Webhooks/${HANGAR_VERSION}`,
     },
   });
-  // The run executor starts after governance in one process: its client is made on first use.
   let runs: ReturnType<typeof createServiceClient<typeof RunExecutorServiceDefinition>> | undefined;
-  let runsChannel: ReturnType<typeof createChannel> | undefined;
   const runRecord = async (tenantId: string, runId: string) => {
-    if (!runs) {
-      runsChannel = createChannel(deps.addressOf('RunExecutor'));
-      runs = createServiceClient(RunExecutorServiceDefinition, runsChannel);
-    }
+    runs ??= createServiceClient(RunExecutorServiceDefinition, deps.channels.to('RunExecutor'));
     const { run } = await runs.getRun({ runId }, { caller: { tenantId, actor: 'governance-webhooks' } });
     return runRecordJson(run!);
   };
@@ -117,7 +113,6 @@ export async function startWebhooks(
       await intake?.unsubscribe();
       await worker?.stop();
       egress.close();
-      runsChannel?.close();
     },
   };
 }
