@@ -241,6 +241,16 @@ describe('routing, prefix and documents', () => {
         'POST /hangar/api/runs/{runId}/feedback',
         'GET /hangar/api/runs/{runId}/feedback',
         'DELETE /hangar/api/runs/{runId}/feedback/{scoreId}',
+        'GET /hangar/v1/models',
+        'GET /hangar/v1/models/{model}',
+        'POST /hangar/v1/chat/completions',
+        'POST /hangar/v1/responses',
+        'GET /hangar/v1/responses/{responseId}',
+        'POST /hangar/v1/conversations',
+        'GET /hangar/v1/conversations/{conversationId}',
+        'POST /hangar/v1/conversations/{conversationId}',
+        'DELETE /hangar/v1/conversations/{conversationId}',
+        'GET /hangar/v1/conversations/{conversationId}/items',
       ].sort(),
     );
     const create = document.paths['/hangar/api/agents'].post;

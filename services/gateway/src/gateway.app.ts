@@ -4,7 +4,8 @@ import { extractContext, SpanKind, tracer } from '@hangar/platform';
 import { isLoopback, remoteAccessDenied } from './http/auth.js';
 import { jsonBodyGuard } from './http/input-guard.js';
 import { problemBody, problemHandler, sendProblem } from './http/problem.js';
-import { expressPath, mountRoute, type RouteSpec } from './http/route.js';
+import { expressPath, isBelowPrefix, mountRoute, type RouteSpec } from './http/route.js';
+import { openAIErrors } from './http/openai-error.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
@@ -16,6 +17,7 @@ import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { runRoutes } from './routes/runs/runs.routes.js';
+import { openAIRoutes } from './routes/openai/openai.routes.js';
 import { sessionRoutes } from './routes/sessions.routes.js';
 import { skillScriptGrantRoutes } from './routes/skill-script-grants.routes.js';
 import { skillRoutes } from './routes/skills.routes.js';
@@ -39,6 +41,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...tenantRoutes,
     ...webhookRoutes,
     ...retentionRoutes,
+    ...openAIRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;
@@ -111,7 +114,7 @@ function unmatched(routes: RouteSpec<any, any, any>[], prefix: string) {
   const patterns = routes.map((route) => ({
     method: route.method.toUpperCase(),
     regex: new RegExp(
-      `^${(route.path.startsWith('/api/') ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`,
+      `^${(isBelowPrefix(route.path) ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`,
     ),
   }));
   return (request: Request, response: Response) => {
@@ -138,6 +141,7 @@ export function createGatewayApp(context: GatewayContext) {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(tracing(context));
+  app.use(`${prefix}/v1`, openAIErrors());
   app.use(remoteAccessGuard(context));
   app.use(cors(context));
   app.use(express.json({ limit: JSON_BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
@@ -145,7 +149,7 @@ export function createGatewayApp(context: GatewayContext) {
 
   const api = express.Router({ caseSensitive: true });
   const root = express.Router({ caseSensitive: true });
-  for (const route of routes) mountRoute(route.path.startsWith('/api/') ? api : root, route, context);
+  for (const route of routes) mountRoute(isBelowPrefix(route.path) ? api : root, route, context);
   app.use(root);
   app.use(prefix || '/', api);
   app.use(unmatched(routes, prefix));

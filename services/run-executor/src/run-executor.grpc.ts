@@ -2,7 +2,7 @@ import { runStatusFromProto, runStatusToProto, type runPb as pb } from '@hangar/
 import { validationError, type CallerContext } from '@hangar/platform';
 import type { ApprovalRow } from './approvals/approval.model.js';
 import type { ScoreRow } from './feedback/score.repository.js';
-import { RUN_KINDS, type RunKind, type RunRow } from './runs/run.model.js';
+import { RUN_KINDS, requestableRunKind, type RunKind, type RunRow } from './runs/run.model.js';
 import type { RunEngine } from './runs/run-engine.service.js';
 import type { RunUpdate } from './runs/run-update.js';
 
@@ -111,6 +111,8 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
           parameters: request.parameters,
           isStreaming: request.isStreaming,
           attachments: request.attachments,
+          kind: requestableRunKind(request.kind),
+          clientMetadata: request.clientMetadata,
         },
         signal,
       );
@@ -119,7 +121,7 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     },
     async estimateRunPrompt({ run: request }, { caller }) {
       if (!request) throw validationError('run is required', [{ path: 'run', message: 'is required' }]);
-      const estimate = await engine.estimate(caller, { ...request, isStreaming: false });
+      const estimate = await engine.estimate(caller, { ...request, kind: requestableRunKind(request.kind), isStreaming: false });
       return {
         ...estimate,
         contextWindowTokens: estimate.contextWindowTokens ?? undefined,

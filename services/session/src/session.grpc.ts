@@ -15,6 +15,7 @@ const sessionToProto = (row: SessionRow): pb.SessionRecord => ({
   version: row.version,
   stateSchemaVersion: row.stateSchemaVersion,
   stateMafVersion: row.stateMafVersion,
+  metadata: row.metadata,
 });
 
 const messageToProto = (row: MessageRow): pb.SessionMessage => ({
@@ -40,6 +41,18 @@ export function sessionGrpc(service: SessionService): pb.SessionServiceImplement
     },
     async branchSession({ sessionId, upToSequence, newSessionId }, { caller }) {
       return service.branch(caller, sessionId, upToSequence, newSessionId);
+    },
+    async createSession({ sessionId, agentName, metadata, messages }, { caller }) {
+      const session = await service.create(caller, {
+        sessionId,
+        agentName,
+        metadata,
+        messages: messages.map((message) => ({ role: message.role, content: message.content ?? null, runId: message.runId ?? null })),
+      });
+      return { session: sessionToProto(session) };
+    },
+    async updateSessionMetadata({ sessionId, metadata }, { caller }) {
+      return { session: sessionToProto(await service.updateMetadata(caller, sessionId, metadata)) };
     },
     async openSession({ sessionId, agentName }, { caller }) {
       const opened = await service.open(caller, { sessionId, agentName });

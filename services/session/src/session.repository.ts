@@ -14,6 +14,7 @@ export interface SessionDatabase {
     state_maf_version: string;
     state: Generated<Record<string, unknown>>;
     message_count: Generated<number>;
+    metadata: Generated<Record<string, string>>;
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
@@ -39,6 +40,7 @@ export interface SessionRow {
   stateSchemaVersion: number;
   stateMafVersion: string;
   messageCount: number;
+  metadata: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }
@@ -68,6 +70,7 @@ const SESSION_COLUMNS = [
   'state_schema_version',
   'state_maf_version',
   'message_count',
+  'metadata',
   'created_at',
   'updated_at',
 ] as const;
@@ -80,6 +83,7 @@ type SessionSelect = Pick<
   version: number;
   state_schema_version: number;
   message_count: number;
+  metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
 };
@@ -93,6 +97,7 @@ const toSession = (row: SessionSelect): SessionRow => ({
   stateSchemaVersion: row.state_schema_version,
   stateMafVersion: row.state_maf_version,
   messageCount: row.message_count,
+  metadata: row.metadata,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
@@ -117,6 +122,16 @@ const toMessage = (row: {
  * content protection is on (API.md "Content protection"), per tenant.
  */
 export function createSessionRepository(db: Kysely<SessionDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
+  const messageRows = (tenantId: string, sessionId: string, firstSequence: number, messages: NewMessage[]) =>
+    messages.map((message, index) => ({
+      tenant_id: tenantId,
+      session_id: sessionId,
+      sequence: firstSequence + index,
+      id: randomUUID(),
+      role: message.role,
+      content: jsonb(cipher.sealJson(tenantId, 'SessionMessages', message.content)),
+      run_id: message.runId,
+    }));
   const opened = (tenantId: string) => (row: Parameters<typeof toMessage>[0]) =>
     toMessage({ ...row, content: cipher.openJson(tenantId, 'SessionMessages', row.content) });
   return {
@@ -161,21 +176,50 @@ export function createSessionRepository(db: Kysely<SessionDatabase>, cipher: Con
       };
     },
 
-    /** Undefined when the id is taken. */
+    /** Undefined when the id is taken. First messages are written with the row, in one transaction. */
     async create(
       tenantId: string,
-      session: { id: string; agentName: string | null; ownerId: string | null; stateMafVersion: string },
+      session: {
+        id: string;
+        agentName: string | null;
+        ownerId: string | null;
+        stateMafVersion: string;
+        metadata?: Record<string, string>;
+        messages?: NewMessage[];
+      },
     ): Promise<SessionRow | undefined> {
+      const messages = session.messages ?? [];
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .insertInto('sessions')
+          .values({
+            tenant_id: tenantId,
+            id: session.id,
+            agent_name: session.agentName,
+            owner_id: session.ownerId,
+            state_maf_version: session.stateMafVersion,
+            metadata: jsonb(session.metadata ?? {}),
+            message_count: messages.length,
+          })
+          .onConflict((conflict) => conflict.columns(['tenant_id', 'id']).doNothing())
+          .returning(SESSION_COLUMNS)
+          .executeTakeFirst();
+        if (row && messages.length)
+          await trx
+            .insertInto('session_messages')
+            .values(messageRows(tenantId, session.id, 0, messages))
+            .execute();
+        return row && toSession(row);
+      });
+    },
+
+    /** Replaces the metadata; undefined when no session. */
+    async updateMetadata(tenantId: string, id: string, metadata: Record<string, string>): Promise<SessionRow | undefined> {
       const row = await db
-        .insertInto('sessions')
-        .values({
-          tenant_id: tenantId,
-          id: session.id,
-          agent_name: session.agentName,
-          owner_id: session.ownerId,
-          state_maf_version: session.stateMafVersion,
-        })
-        .onConflict((conflict) => conflict.columns(['tenant_id', 'id']).doNothing())
+        .updateTable('sessions')
+        .set({ metadata: jsonb(metadata), updated_at: sql`now()` })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
         .returning(SESSION_COLUMNS)
         .executeTakeFirst();
       return row && toSession(row);
@@ -205,17 +249,7 @@ export function createSessionRepository(db: Kysely<SessionDatabase>, cipher: Con
         const inserted = messages.length
           ? await trx
               .insertInto('session_messages')
-              .values(
-                messages.map((message, index) => ({
-                  tenant_id: tenantId,
-                  session_id: id,
-                  sequence: session.message_count + index,
-                  id: randomUUID(),
-                  role: message.role,
-                  content: jsonb(cipher.sealJson(tenantId, 'SessionMessages', message.content)),
-                  run_id: message.runId,
-                })),
-              )
+              .values(messageRows(tenantId, id, session.message_count, messages))
               .returning(MESSAGE_COLUMNS)
               .execute()
           : [];
@@ -250,6 +284,7 @@ export function createSessionRepository(db: Kysely<SessionDatabase>, cipher: Con
             owner_id: source.ownerId,
             parent_session_id: source.id,
             state_maf_version: source.stateMafVersion,
+            metadata: jsonb(source.metadata),
             message_count: upToSequence + 1,
           })
           .onConflict((conflict) => conflict.columns(['tenant_id', 'id']).doNothing())

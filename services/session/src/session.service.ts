@@ -14,6 +14,8 @@ import type { MessageRow, NewMessage, SessionRepository, SessionRow } from './se
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const MESSAGE_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+/** OpenAI's metadata bounds, which conversation metadata must keep to be read back by its clients. */
+const METADATA_LIMITS = { pairs: 16, keyLength: 64, valueLength: 512 };
 
 export interface SessionSettings {
   ownershipEnabled: boolean;
@@ -45,6 +47,28 @@ function requireSessionId(id: string, path: string) {
   }
 }
 
+function requireMetadata(metadata: Record<string, string>) {
+  const entries = Object.entries(metadata);
+  const errors = entries.length > METADATA_LIMITS.pairs ? [{ path: 'metadata', message: `at most ${METADATA_LIMITS.pairs} pairs` }] : [];
+  for (const [key, value] of entries) {
+    if (key.length > METADATA_LIMITS.keyLength)
+      errors.push({ path: `metadata.${key}`, message: `keys are at most ${METADATA_LIMITS.keyLength} characters` });
+    if (value.length > METADATA_LIMITS.valueLength)
+      errors.push({ path: `metadata.${key}`, message: `values are at most ${METADATA_LIMITS.valueLength} characters` });
+  }
+  if (errors.length) throw validationError('the session metadata is not valid', errors);
+}
+
+function requireRoles(messages: NewMessage[]) {
+  messages.forEach((message, index) => {
+    if (!MESSAGE_ROLES.has(message.role)) {
+      throw validationError(`message ${index} has an unknown role`, [
+        { path: `messages[${index}].role`, message: 'must be system, user, assistant or tool' },
+      ]);
+    }
+  });
+}
+
 /** Session rules: history, branching, ownership (SPEC Sessions 1–4, Agents 14). */
 export function createSessionService(deps: SessionDeps) {
   const { repository, settings } = deps;
@@ -62,6 +86,12 @@ export function createSessionService(deps: SessionDeps) {
     return session;
   }
 
+  function requireOwner(caller: Caller) {
+    if (settings.ownershipEnabled && !caller.userId) {
+      throw forbidden('a new session needs an authenticated user to own it', 'session_owner_required');
+    }
+  }
+
   /**
    * The session a run works in. An existing one must be the caller's when ownership is on
    * (403 otherwise); a new one is owned by the calling user, and needs one when ownership is on.
@@ -74,9 +104,7 @@ export function createSessionService(deps: SessionDeps) {
       if (!canSee(caller, existing)) throw forbidden(`session ${id} belongs to another user`);
       return { ...(await repository.detail(caller.tenantId, id))!, created: false };
     }
-    if (settings.ownershipEnabled && !caller.userId) {
-      throw forbidden('a new session needs an authenticated user to own it', 'session_owner_required');
-    }
+    requireOwner(caller);
     const created = await repository.create(caller.tenantId, {
       id,
       agentName: request.agentName || null,
@@ -133,14 +161,38 @@ export function createSessionService(deps: SessionDeps) {
 
     open,
 
-    async append(caller: Caller, id: string, messages: NewMessage[], state?: Record<string, unknown>) {
-      messages.forEach((message, index) => {
-        if (!MESSAGE_ROLES.has(message.role)) {
-          throw validationError(`message ${index} has an unknown role`, [
-            { path: `messages[${index}].role`, message: 'must be system, user, assistant or tool' },
-          ]);
-        }
+    /** A session before any run (an OpenAI conversation): 409 when the id is taken. */
+    async create(
+      caller: Caller,
+      request: { sessionId?: string; agentName?: string; metadata: Record<string, string>; messages: NewMessage[] },
+    ): Promise<SessionRow> {
+      if (request.sessionId !== undefined) requireSessionId(request.sessionId, 'sessionId');
+      requireMetadata(request.metadata);
+      requireRoles(request.messages);
+      requireOwner(caller);
+      const id = request.sessionId ?? randomUUID();
+      const created = await repository.create(caller.tenantId, {
+        id,
+        agentName: request.agentName || null,
+        ownerId: caller.userId ?? null,
+        stateMafVersion: settings.runtimeVersion,
+        metadata: request.metadata,
+        messages: request.messages,
       });
+      if (!created) throw conflict(`a session with id ${id} already exists`);
+      return created;
+    },
+
+    async updateMetadata(caller: Caller, id: string, metadata: Record<string, string>): Promise<SessionRow> {
+      await visibleSession(caller, id);
+      requireMetadata(metadata);
+      const updated = await repository.updateMetadata(caller.tenantId, id, metadata);
+      if (!updated) throw notFound(`session ${id} not found`);
+      return updated;
+    },
+
+    async append(caller: Caller, id: string, messages: NewMessage[], state?: Record<string, unknown>) {
+      requireRoles(messages);
       const appended = await repository.append(
         caller.tenantId,
         id,

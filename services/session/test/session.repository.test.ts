@@ -84,6 +84,44 @@ describe.each(SQL_ENGINES)('session repository on %s', (engine) => {
     expect(await repository.branch('t1', source, 0, 's-1-branch')).toBeUndefined();
   });
 
+  it('creates a session with metadata and first messages in one step, replaces the metadata, and branches keep it', async () => {
+    const created = await repository.create('t-conv', {
+      id: 'conv_1',
+      agentName: null,
+      ownerId: 'carol',
+      stateMafVersion: 'hangar/test',
+      metadata: { topic: 'billing' },
+      messages: [
+        { role: 'system', content: 'be brief', runId: null },
+        { role: 'user', content: 'hello', runId: null },
+      ],
+    });
+    expect(created).toMatchObject({ id: 'conv_1', agentName: null, messageCount: 2, metadata: { topic: 'billing' } });
+    expect((await repository.detail('t-conv', 'conv_1'))?.messages.map((message) => [message.sequence, message.content])).toEqual([
+      [0, 'be brief'],
+      [1, 'hello'],
+    ]);
+    // A taken id writes nothing: neither the row nor its messages.
+    expect(
+      await repository.create('t-conv', {
+        id: 'conv_1',
+        agentName: null,
+        ownerId: null,
+        stateMafVersion: 'x',
+        messages: [{ role: 'user', content: 'again', runId: null }],
+      }),
+    ).toBeUndefined();
+    expect((await repository.get('t-conv', 'conv_1'))?.messageCount).toBe(2);
+
+    expect((await repository.updateMetadata('t-conv', 'conv_1', { topic: 'refunds', lang: 'en' }))?.metadata).toEqual({
+      topic: 'refunds',
+      lang: 'en',
+    });
+    expect(await repository.updateMetadata('t-other', 'conv_1', {})).toBeUndefined();
+    await repository.branch('t-conv', (await repository.get('t-conv', 'conv_1'))!, 0, 'conv_1b');
+    expect((await repository.get('t-conv', 'conv_1b'))?.metadata).toEqual({ topic: 'refunds', lang: 'en' });
+  });
+
   it('lists newest update first, narrowed by agent and owner, paged', async () => {
     await create('t1', 's-carol', 'carol', 'other-bot');
     await create('t1', 's-none', null, 'bot');

@@ -16,7 +16,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   // API.md "Operations" (diagnostics), "OpenAI-compatible surface".
   'HTTP API options': [
     'Hangar:Api:EnableDiagnosticsEndpoint',
-    'Hangar:Api:MapOpenAIConversations',
   ],
   // SPEC Limits "Core": compaction summarization.
   Compaction: [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteSpec } from './route.js';
+import { isBelowPrefix, type RouteSpec } from './route.js';
 import { ProblemSchema } from '../api.schemas.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -116,7 +116,7 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
     } else if (route.documentedBody) {
       operation.requestBody = { required: true, content: { [route.documentedBody.contentType]: { schema: route.documentedBody.schema } } };
     }
-    const fullPath = route.path.startsWith('/api/') ? `${options.prefix}${route.path}` : route.path;
+    const fullPath = isBelowPrefix(route.path) ? `${options.prefix}${route.path}` : route.path;
     (paths[fullPath] ??= {})[route.method] = operation;
   }
   return {

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { openAIErrorBody } from './openai-error.js';
 import { ERROR_KINDS, classifyError, currentTraceId, kindForHttpStatus, type Logger } from '@hangar/platform';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -37,6 +38,10 @@ export function problemBody(
 const STATUS_TITLES: Record<number, string> = { 405: 'Method Not Allowed', 500: 'Internal Server Error' };
 
 export function sendProblem(request: Request, response: Response, body: ProblemBody, headers: Record<string, string> = {}) {
+  if (response.locals.openAIErrors) {
+    response.status(body.status).set(headers).json(openAIErrorBody(body));
+    return;
+  }
   response.status(body.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 

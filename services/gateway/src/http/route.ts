@@ -84,6 +84,9 @@ export function requireJsonBody(request: Request): unknown {
   return request.body;
 }
 
+/** `/api/…` and the OpenAI-compatible `/v1/…` are served below `Hangar:Api:Prefix`; `/healthz` and the like at the root. */
+export const isBelowPrefix = (path: string) => path.startsWith('/api/') || path.startsWith('/v1/');
+
 /** `/api/agents/{name}` → `/api/agents/:name` */
 export const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 

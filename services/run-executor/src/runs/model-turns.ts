@@ -135,6 +135,8 @@ export function createModelTurns(deps: ModelTurnsDeps) {
             model: resolved.languageModel,
             system: input.system,
             messages: attemptMessages,
+            // A run request may carry system turns of its own (API.md "Runs"); they follow the agent's instructions.
+            allowSystemInMessages: true,
             tools: input.tools,
             // Tree budgets are checked between model turns: the tree so far plus this run's steps.
             stopWhen: [

@@ -149,7 +149,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       agentName: definition.name,
       agentVersion: version,
       sessionId: request.sessionId ?? null,
-      kind: parent ? 'Child' : 'Interactive',
+      kind: parent ? 'Child' : (request.kind ?? 'Interactive'),
       isStreaming: request.isStreaming,
       rootRunId: parent?.rootRunId ?? runId,
       parentRunId: parent?.id ?? null,
@@ -369,6 +369,7 @@ const runInput = (agentName: string, request: StartRunRequest) => ({
   messages: request.messages,
   parameters: request.parameters,
   attachments: request.attachments,
+  ...(request.clientMetadata && { clientMetadata: request.clientMetadata }),
 });
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */

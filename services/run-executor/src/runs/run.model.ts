@@ -1,10 +1,21 @@
 /** What a run is, as the run executor's rules see it (no SQL, no transport). */
 import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type RunStatusName } from '@hangar/contracts';
+import { validationError } from '@hangar/platform';
 
 export { RUN_STATUSES };
 export type RunStatus = RunStatusName;
 export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
+/** The kinds a caller of StartRun may ask for; the others are the executor's own (queued, child, …). */
+export const REQUESTABLE_RUN_KINDS = ['Interactive', 'Compatibility'] as const;
+export type RequestableRunKind = (typeof REQUESTABLE_RUN_KINDS)[number];
+
+export function requestableRunKind(kind: string | undefined): RequestableRunKind | undefined {
+  if (kind === undefined || (REQUESTABLE_RUN_KINDS as readonly string[]).includes(kind)) return kind as RequestableRunKind | undefined;
+  throw validationError(`a run of kind "${kind}" cannot be started directly`, [
+    { path: 'kind', message: `must be one of ${REQUESTABLE_RUN_KINDS.join(', ')}` },
+  ]);
+}
 export const TERMINAL_STATUSES = TERMINAL_RUN_STATUSES;
 
 export interface Usage {
@@ -104,6 +115,10 @@ export interface StartRunRequest {
   isStreaming: boolean;
   /** Attachment ids handed to the model with the last user message. */
   attachments: string[];
+  /** Absent: Interactive. */
+  kind?: RequestableRunKind;
+  /** What an API-compatible client sent beside the conversation; recorded with the input, never attribution. */
+  clientMetadata?: Record<string, unknown>;
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

@@ -37,4 +37,12 @@ export const sessionMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_session_metadata': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('metadata', 'jsonb', (column) => column.notNull().defaultTo(sql`'{}'::jsonb`))
+        .execute();
+    },
+  },
 };

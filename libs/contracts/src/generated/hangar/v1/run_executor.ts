@@ -46,6 +46,15 @@ export interface StartRunRequest {
   parameters: RunParameter[];
   isStreaming: boolean;
   attachments: string[];
+  /** Absent: `Interactive`. A caller may also ask for `Compatibility` (the OpenAI-compatible routes). */
+  kind?:
+    | string
+    | undefined;
+  /**
+   * What an API-compatible client sent beside the conversation (OpenAI's `user`, `metadata`,
+   * `store`); recorded with the run's input, never its attribution.
+   */
+  clientMetadata: { [key: string]: any } | undefined;
 }
 
 export interface EstimateRunPromptRequest {
@@ -452,7 +461,16 @@ export const RunParameter: MessageFns<RunParameter> = {
 };
 
 function createBaseStartRunRequest(): StartRunRequest {
-  return { agentName: "", sessionId: undefined, messages: [], parameters: [], isStreaming: false, attachments: [] };
+  return {
+    agentName: "",
+    sessionId: undefined,
+    messages: [],
+    parameters: [],
+    isStreaming: false,
+    attachments: [],
+    kind: undefined,
+    clientMetadata: undefined,
+  };
 }
 
 export const StartRunRequest: MessageFns<StartRunRequest> = {
@@ -474,6 +492,12 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     }
     for (const v of message.attachments) {
       writer.uint32(50).string(v!);
+    }
+    if (message.kind !== undefined) {
+      writer.uint32(58).string(message.kind);
+    }
+    if (message.clientMetadata !== undefined) {
+      Struct.encode(Struct.wrap(message.clientMetadata), writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -539,6 +563,22 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
             message.attachments.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.clientMetadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -562,6 +602,8 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     message.parameters = object.parameters?.map((e) => RunParameter.fromPartial(e)) || [];
     message.isStreaming = object.isStreaming ?? false;
     message.attachments = object.attachments?.map((e) => e) || [];
+    message.kind = object.kind ?? undefined;
+    message.clientMetadata = object.clientMetadata ?? undefined;
     return message;
   },
 };

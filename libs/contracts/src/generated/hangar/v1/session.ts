@@ -25,7 +25,16 @@ export interface SessionRecord {
   version: number;
   stateSchemaVersion: number;
   stateMafVersion: string;
-  parentSessionId?: string | undefined;
+  parentSessionId?:
+    | string
+    | undefined;
+  /** Caller-chosen key/value pairs (OpenAI conversation metadata). */
+  metadata: { [key: string]: string };
+}
+
+export interface SessionRecord_MetadataEntry {
+  key: string;
+  value: string;
 }
 
 export interface SessionMessage {
@@ -107,6 +116,37 @@ export interface AppendMessagesResponse {
   messages: SessionMessage[];
 }
 
+export interface CreateSessionRequest {
+  /** Absent: a generated id. */
+  sessionId?: string | undefined;
+  agentName?: string | undefined;
+  metadata: { [key: string]: string };
+  messages: NewSessionMessage[];
+}
+
+export interface CreateSessionRequest_MetadataEntry {
+  key: string;
+  value: string;
+}
+
+export interface CreateSessionResponse {
+  session: SessionRecord | undefined;
+}
+
+export interface UpdateSessionMetadataRequest {
+  sessionId: string;
+  metadata: { [key: string]: string };
+}
+
+export interface UpdateSessionMetadataRequest_MetadataEntry {
+  key: string;
+  value: string;
+}
+
+export interface UpdateSessionMetadataResponse {
+  session: SessionRecord | undefined;
+}
+
 function createBaseSessionRecord(): SessionRecord {
   return {
     id: "",
@@ -120,6 +160,7 @@ function createBaseSessionRecord(): SessionRecord {
     stateSchemaVersion: 0,
     stateMafVersion: "",
     parentSessionId: undefined,
+    metadata: {},
   };
 }
 
@@ -158,6 +199,9 @@ export const SessionRecord: MessageFns<SessionRecord> = {
     if (message.parentSessionId !== undefined) {
       writer.uint32(90).string(message.parentSessionId);
     }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      SessionRecord_MetadataEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
     return writer;
   },
 
@@ -262,6 +306,17 @@ export const SessionRecord: MessageFns<SessionRecord> = {
             message.parentSessionId = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            const entry12 = SessionRecord_MetadataEntry.decode(reader, reader.uint32());
+            if (entry12.value !== undefined) {
+              message.metadata[entry12.key] = entry12.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -290,6 +345,82 @@ export const SessionRecord: MessageFns<SessionRecord> = {
     message.stateSchemaVersion = object.stateSchemaVersion ?? 0;
     message.stateMafVersion = object.stateMafVersion ?? "";
     message.parentSessionId = object.parentSessionId ?? undefined;
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseSessionRecord_MetadataEntry(): SessionRecord_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const SessionRecord_MetadataEntry: MessageFns<SessionRecord_MetadataEntry> = {
+  encode(message: SessionRecord_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRecord_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRecord_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SessionRecord_MetadataEntry>): SessionRecord_MetadataEntry {
+    return SessionRecord_MetadataEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionRecord_MetadataEntry>): SessionRecord_MetadataEntry {
+    const message = createBaseSessionRecord_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };
@@ -1320,6 +1451,436 @@ export const AppendMessagesResponse: MessageFns<AppendMessagesResponse> = {
   },
 };
 
+function createBaseCreateSessionRequest(): CreateSessionRequest {
+  return { sessionId: undefined, agentName: undefined, metadata: {}, messages: [] };
+}
+
+export const CreateSessionRequest: MessageFns<CreateSessionRequest> = {
+  encode(message: CreateSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== undefined) {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.agentName !== undefined) {
+      writer.uint32(18).string(message.agentName);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      CreateSessionRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    for (const v of message.messages) {
+      NewSessionMessage.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = CreateSessionRequest_MetadataEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.metadata[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.messages.push(NewSessionMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateSessionRequest>): CreateSessionRequest {
+    return CreateSessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateSessionRequest>): CreateSessionRequest {
+    const message = createBaseCreateSessionRequest();
+    message.sessionId = object.sessionId ?? undefined;
+    message.agentName = object.agentName ?? undefined;
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.messages = object.messages?.map((e) => NewSessionMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCreateSessionRequest_MetadataEntry(): CreateSessionRequest_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const CreateSessionRequest_MetadataEntry: MessageFns<CreateSessionRequest_MetadataEntry> = {
+  encode(message: CreateSessionRequest_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateSessionRequest_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateSessionRequest_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateSessionRequest_MetadataEntry>): CreateSessionRequest_MetadataEntry {
+    return CreateSessionRequest_MetadataEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateSessionRequest_MetadataEntry>): CreateSessionRequest_MetadataEntry {
+    const message = createBaseCreateSessionRequest_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateSessionResponse(): CreateSessionResponse {
+  return { session: undefined };
+}
+
+export const CreateSessionResponse: MessageFns<CreateSessionResponse> = {
+  encode(message: CreateSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.session !== undefined) {
+      SessionRecord.encode(message.session, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.session = SessionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CreateSessionResponse>): CreateSessionResponse {
+    return CreateSessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateSessionResponse>): CreateSessionResponse {
+    const message = createBaseCreateSessionResponse();
+    message.session = (object.session !== undefined && object.session !== null)
+      ? SessionRecord.fromPartial(object.session)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateSessionMetadataRequest(): UpdateSessionMetadataRequest {
+  return { sessionId: "", metadata: {} };
+}
+
+export const UpdateSessionMetadataRequest: MessageFns<UpdateSessionMetadataRequest> = {
+  encode(message: UpdateSessionMetadataRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      UpdateSessionMetadataRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateSessionMetadataRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateSessionMetadataRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = UpdateSessionMetadataRequest_MetadataEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.metadata[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UpdateSessionMetadataRequest>): UpdateSessionMetadataRequest {
+    return UpdateSessionMetadataRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateSessionMetadataRequest>): UpdateSessionMetadataRequest {
+    const message = createBaseUpdateSessionMetadataRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseUpdateSessionMetadataRequest_MetadataEntry(): UpdateSessionMetadataRequest_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const UpdateSessionMetadataRequest_MetadataEntry: MessageFns<UpdateSessionMetadataRequest_MetadataEntry> = {
+  encode(message: UpdateSessionMetadataRequest_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateSessionMetadataRequest_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateSessionMetadataRequest_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UpdateSessionMetadataRequest_MetadataEntry>): UpdateSessionMetadataRequest_MetadataEntry {
+    return UpdateSessionMetadataRequest_MetadataEntry.fromPartial(base ?? {});
+  },
+  fromPartial(
+    object: DeepPartial<UpdateSessionMetadataRequest_MetadataEntry>,
+  ): UpdateSessionMetadataRequest_MetadataEntry {
+    const message = createBaseUpdateSessionMetadataRequest_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateSessionMetadataResponse(): UpdateSessionMetadataResponse {
+  return { session: undefined };
+}
+
+export const UpdateSessionMetadataResponse: MessageFns<UpdateSessionMetadataResponse> = {
+  encode(message: UpdateSessionMetadataResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.session !== undefined) {
+      SessionRecord.encode(message.session, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateSessionMetadataResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateSessionMetadataResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.session = SessionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UpdateSessionMetadataResponse>): UpdateSessionMetadataResponse {
+    return UpdateSessionMetadataResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateSessionMetadataResponse>): UpdateSessionMetadataResponse {
+    const message = createBaseUpdateSessionMetadataResponse();
+    message.session = (object.session !== undefined && object.session !== null)
+      ? SessionRecord.fromPartial(object.session)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * Sessions: conversation state with a readable chat history, branching and ownership.
  * Callers are identified by metadata: `x-hangar-tenant`, `x-hangar-user`, `x-hangar-role`.
@@ -1361,6 +1922,23 @@ export const SessionServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** A new session before any run (an OpenAI conversation), with metadata and first messages. */
+    createSession: {
+      name: "CreateSession",
+      requestType: CreateSessionRequest as typeof CreateSessionRequest,
+      requestStream: false,
+      responseType: CreateSessionResponse as typeof CreateSessionResponse,
+      responseStream: false,
+      options: {},
+    },
+    updateSessionMetadata: {
+      name: "UpdateSessionMetadata",
+      requestType: UpdateSessionMetadataRequest as typeof UpdateSessionMetadataRequest,
+      requestStream: false,
+      responseType: UpdateSessionMetadataResponse as typeof UpdateSessionMetadataResponse,
+      responseStream: false,
+      options: {},
+    },
     /** For the run engine: the named session (created when new, owned by the calling user), with history. */
     openSession: {
       name: "OpenSession",
@@ -1399,6 +1977,15 @@ export interface SessionServiceImplementation<CallContextExt = {}> {
     request: BranchSessionRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<BranchSessionResponse>>;
+  /** A new session before any run (an OpenAI conversation), with metadata and first messages. */
+  createSession(
+    request: CreateSessionRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CreateSessionResponse>>;
+  updateSessionMetadata(
+    request: UpdateSessionMetadataRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<UpdateSessionMetadataResponse>>;
   /** For the run engine: the named session (created when new, owned by the calling user), with history. */
   openSession(
     request: OpenSessionRequest,
@@ -1428,6 +2015,15 @@ export interface SessionServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<BranchSessionRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<BranchSessionResponse>;
+  /** A new session before any run (an OpenAI conversation), with metadata and first messages. */
+  createSession(
+    request: DeepPartial<CreateSessionRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CreateSessionResponse>;
+  updateSessionMetadata(
+    request: DeepPartial<UpdateSessionMetadataRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<UpdateSessionMetadataResponse>;
   /** For the run engine: the named session (created when new, owned by the calling user), with history. */
   openSession(
     request: DeepPartial<OpenSessionRequest>,

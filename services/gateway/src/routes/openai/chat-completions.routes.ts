@@ -1,0 +1,164 @@
+import { classifyError } from '@hangar/platform';
+import { z } from 'zod';
+import { defineRoute } from '../../http/route.js';
+import { openEventStream } from '../../http/sse.js';
+import { runResponseBody } from '../../http/run-stream.js';
+import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfChatMessages } from './openai-requests.js';
+import { chatUsage, epochSeconds, startCompatibilityRun, type StartedRun } from './openai-runs.js';
+import { openAIError } from '../../http/openai-error.js';
+import { ChatCompletionSchema } from './openai.schemas.js';
+
+/** `POST /v1/chat/completions` on a stored agent (API.md "OpenAI-compatible surface"). */
+
+const ChatCompletionRequestSchema = z
+  .object({
+    model: z.string().min(1).describe('The agent to run'),
+    messages: z.array(z.unknown()).describe('The conversation: system/developer, user and assistant text turns'),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).loose().nullish(),
+    user: z.string().max(256).nullish(),
+    metadata: METADATA.nullable(),
+    store: z.boolean().nullish(),
+    n: z.literal(1).nullish().describe('Only one choice is produced'),
+  })
+  .loose()
+  .meta({ id: 'ChatCompletionRequest' });
+
+const FIELDS = {
+  handled: ['model', 'messages', 'stream', 'stream_options', 'user', 'metadata', 'n'],
+  ignored: [
+    ...AGENT_SETTINGS,
+    'store',
+    'max_tokens',
+    'max_completion_tokens',
+    'stop',
+    'presence_penalty',
+    'frequency_penalty',
+    'logit_bias',
+    'logprobs',
+    'seed',
+    'prediction',
+  ],
+  refused: {
+    tools: 'tools come from the agent',
+    tool_choice: 'tools come from the agent',
+    functions: 'tools come from the agent',
+    function_call: 'tools come from the agent',
+    parallel_tool_calls: 'tools come from the agent',
+    response_format: 'the output format comes from the agent',
+    modalities: 'only text output is produced',
+    audio: 'only text output is produced',
+    web_search_options: 'tools come from the agent',
+  },
+} as const;
+
+const completionId = (runId: string) => `chatcmpl-${runId}`;
+
+/** Chunks in OpenAI's wire format until the run ends; the caller's connection decides when it stops. */
+async function streamChunks(started: StartedRun, model: string, includeUsage: boolean, stream: ReturnType<typeof openEventStream>) {
+  const base = { id: completionId(started.run.id), object: 'chat.completion.chunk', created: epochSeconds(started.run.startedAt), model };
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    ...base,
+    system_fingerprint: null,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...(includeUsage && { usage: null }),
+  });
+  stream.data(chunk({ role: 'assistant', content: '' }));
+  try {
+    for (let next = await started.updates.next(); !next.done; next = await started.updates.next()) {
+      const update = next.value.update;
+      if (update?.$case === 'textDelta') stream.data(chunk({ content: update.value.text }));
+      else if (update?.$case === 'failed') {
+        // A guard that stops the answer is OpenAI's content_filter finish; any other failure an error event.
+        if (update.value.errorType === 'content_blocked') stream.data(chunk({}, 'content_filter'));
+        else stream.data(openAIError(503, update.value.errorType, update.value.message));
+        return;
+      } else if (update?.$case === 'finished') {
+        stream.data(chunk({}, 'stop'));
+        if (includeUsage) stream.data({ ...base, system_fingerprint: null, choices: [], usage: chatUsage(update.value.run?.usage) });
+        stream.data('[DONE]');
+        return;
+      }
+    }
+  } catch (error) {
+    if (!started.signal.aborted)
+      stream.data(openAIError(503, classifyError(error)?.errorType ?? 'internal_error', 'the run stream broke off'));
+  }
+}
+
+export const chatCompletionRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/chat/completions',
+    operationId: 'createChatCompletion',
+    summary: 'OpenAI Chat Completions on a stored agent (`model` names the agent); a recorded run of kind Compatibility',
+    tag: 'OpenAI',
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    body: ChatCompletionRequestSchema,
+    responses: {
+      200: {
+        description: 'A chat.completion; with stream: true, chat.completion.chunk frames ending with data: [DONE]',
+        schema: ChatCompletionSchema,
+      },
+      404: { description: 'Unknown agent: code model_not_found' },
+      429: { description: 'A quota rule is used up (rate_limit_error)' },
+      422: { description: 'Content guard blocked the run' },
+      503: { description: 'No model provider could answer' },
+    },
+    async handler({ body, caller, response }, context) {
+      const ignored = checkRequestFields(body, FIELDS);
+      const messages = turnsOfChatMessages(body.messages);
+      const stream = body.stream === true;
+      const started = await startCompatibilityRun(
+        {
+          agentName: body.model,
+          messages,
+          isStreaming: stream,
+          clientMetadata: {
+            api: 'chat.completions',
+            ...(body.user && { user: body.user }),
+            ...(body.metadata && { metadata: body.metadata }),
+          },
+        },
+        caller,
+        response,
+        context,
+      );
+      const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
+      if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
+      try {
+        if (stream) {
+          const events = openEventStream(response, headers);
+          await streamChunks(started, body.model, body.stream_options?.include_usage === true, events);
+          events.end();
+          return { status: 200, sent: true };
+        }
+        const outcome = await runResponseBody(started.updates);
+        return {
+          status: 200,
+          headers,
+          body: {
+            id: completionId(started.run.id),
+            object: 'chat.completion',
+            created: epochSeconds(started.run.startedAt),
+            model: body.model,
+            system_fingerprint: null,
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: outcome.output.text, refusal: null, annotations: [] },
+                logprobs: null,
+                finish_reason: 'stop',
+              },
+            ],
+            usage: chatUsage(outcome.usage),
+          },
+        };
+      } catch (error) {
+        // The client left while waiting for its one answer (the run ends Canceled): nobody to answer.
+        if (started.signal.aborted) return { status: 200, sent: true };
+        throw error;
+      }
+    },
+  }),
+];

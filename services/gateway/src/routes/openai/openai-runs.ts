@@ -1,0 +1,95 @@
+import type { runPb } from '@hangar/contracts';
+import { classifyError, HangarError, type Caller } from '@hangar/platform';
+import type { Response } from 'express';
+import type { GatewayContext } from '../../gateway.context.js';
+import type { TurnMessage } from './openai-requests.js';
+
+/**
+ * A `/v1` call as a Hangar run: a recorded run of kind `Compatibility`, admitted and governed like
+ * the native run route (quota, run authorization, content guard, attribution happen in the run
+ * executor). Refusals arrive before `started` and are thrown as HTTP errors.
+ */
+
+export interface CompatibilityRun {
+  agentName: string;
+  messages: TurnMessage[];
+  sessionId?: string;
+  isStreaming: boolean;
+  /** OpenAI's `user`, `metadata`, `store`…: recorded with the run's input. */
+  clientMetadata: Record<string, unknown>;
+}
+
+export interface StartedRun {
+  run: runPb.RunRecord;
+  updates: AsyncIterator<runPb.StartRunResponse>;
+  /** Set when the client went away: the run ends Canceled and nobody reads the answer. */
+  signal: AbortSignal;
+}
+
+/** An unknown agent named as `model` is OpenAI's `model_not_found`. */
+export const modelNotFound = (model: string) =>
+  new HangarError('notFound', `The model '${model}' does not exist or you do not have access to it.`, {}, 'model_not_found');
+
+export async function startCompatibilityRun(
+  request: CompatibilityRun,
+  caller: Caller,
+  response: Response,
+  { runs, authorizeRun }: GatewayContext,
+): Promise<StartedRun> {
+  if (authorizeRun && !(await authorizeRun({ operation: 'runs.start', ...caller, resourceId: request.agentName })))
+    throw new HangarError('forbidden', 'the run-authorization handler denied runs.start');
+  const abort = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) abort.abort();
+  });
+  const updates = runs
+    .startRun(
+      {
+        agentName: request.agentName,
+        sessionId: request.sessionId,
+        messages: request.messages,
+        parameters: [],
+        isStreaming: request.isStreaming,
+        attachments: [],
+        kind: 'Compatibility',
+        clientMetadata: request.clientMetadata,
+      },
+      { caller, signal: abort.signal },
+    )
+    [Symbol.asyncIterator]();
+  let first: IteratorResult<runPb.StartRunResponse>;
+  try {
+    first = await updates.next();
+  } catch (error) {
+    // The run names no attachment and opens no existing record but its agent: a 404 is the agent.
+    if (classifyError(error)?.status === 404) throw modelNotFound(request.agentName);
+    throw error;
+  }
+  if (first.done || first.value.update?.$case !== 'started')
+    throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+  return { run: first.value.update.value.run!, updates, signal: abort.signal };
+}
+
+/** A run's token counts, from its record or its JSON. */
+export type UsageCounts = Partial<NonNullable<runPb.RunRecord['usage']>> | undefined;
+
+/** Usage in OpenAI's Chat Completions shape. */
+export const chatUsage = (usage: UsageCounts) => ({
+  prompt_tokens: usage?.inputTokens ?? 0,
+  completion_tokens: usage?.outputTokens ?? 0,
+  total_tokens: usage?.totalTokens ?? 0,
+  prompt_tokens_details: { cached_tokens: usage?.cachedInputTokens ?? 0 },
+  completion_tokens_details: { reasoning_tokens: usage?.reasoningTokens ?? 0 },
+});
+
+/** Usage in OpenAI's Responses shape. */
+export const responseUsage = (usage: UsageCounts) => ({
+  input_tokens: usage?.inputTokens ?? 0,
+  input_tokens_details: { cached_tokens: usage?.cachedInputTokens ?? 0 },
+  output_tokens: usage?.outputTokens ?? 0,
+  output_tokens_details: { reasoning_tokens: usage?.reasoningTokens ?? 0 },
+  total_tokens: usage?.totalTokens ?? 0,
+});
+
+/** Seconds since the epoch, as OpenAI's `created` fields count. */
+export const epochSeconds = (iso: string | undefined) => Math.floor((iso ? Date.parse(iso) : Date.now()) / 1000);

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import type { runPb } from '@hangar/contracts';
+import { classifyError, HangarError, validationError, type Caller } from '@hangar/platform';
+import { z } from 'zod';
+import type { GatewayContext } from '../../gateway.context.js';
+import { defineRoute } from '../../http/route.js';
+import { runResponseBody } from '../../http/run-stream.js';
+import { openEventStream } from '../../http/sse.js';
+import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfResponseInput } from './openai-requests.js';
+import { startCompatibilityRun } from './openai-runs.js';
+import { responseObject, responseStatusOf, runIdOfResponse, streamResponseEvents, type ResponseRequestEcho } from './response-objects.js';
+import { ResponseSchema } from './openai.schemas.js';
+
+/** `POST /v1/responses` and `GET /v1/responses/{id}` on stored agents; a stored response lives in a session. */
+
+const ResponseRequestSchema = z
+  .object({
+    model: z.string().min(1).describe('The agent to run'),
+    input: z.union([z.string(), z.array(z.unknown())]).describe('A user message, or message items'),
+    instructions: z.string().max(1_000_000).nullish().describe('Added after the agent’s own instructions, for this response only'),
+    previous_response_id: z
+      .string()
+      .nullish()
+      .describe('Continue from a stored response (its session; branched when it is not the latest turn)'),
+    conversation: z
+      .union([z.string(), z.object({ id: z.string() })])
+      .nullish()
+      .describe('Continue a conversation (a Hangar session)'),
+    store: z.boolean().nullish().describe('Default true: keep the turn in a session so previous_response_id can continue it'),
+    stream: z.boolean().nullish(),
+    metadata: METADATA.nullable(),
+    user: z.string().max(256).nullish(),
+    text: z
+      .object({ format: z.object({ type: z.string() }).loose().optional() })
+      .loose()
+      .nullish(),
+  })
+  .loose()
+  .meta({ id: 'CreateResponseRequest' });
+
+type ResponseRequest = z.infer<typeof ResponseRequestSchema>;
+
+const FIELDS = {
+  handled: ['model', 'input', 'instructions', 'previous_response_id', 'conversation', 'store', 'stream', 'metadata', 'user', 'text'],
+  ignored: [...AGENT_SETTINGS, 'max_output_tokens', 'truncation', 'include', 'max_tool_calls', 'stream_options', 'prompt_cache_options'],
+  refused: {
+    tools: 'tools come from the agent',
+    tool_choice: 'tools come from the agent',
+    parallel_tool_calls: 'tools come from the agent',
+    prompt: 'stored prompts are not supported: the agent holds the instructions',
+    background: 'use Prefer: respond-async on POST /api/agents/{name}/run for queued runs',
+  },
+} as const;
+
+const responseNotFound = (id: string, param?: string) =>
+  new HangarError('notFound', `Response with id '${id}' not found.`, param ? { errors: [{ path: param, message: 'not found' }] } : {});
+
+/** Whether the run-authorization handler lets the caller read this record (a denial looks like an unknown record). */
+async function mayRead(context: GatewayContext, caller: Caller, operation: 'runs.read' | 'sessions.read', resourceId: string) {
+  return !context.authorizeRun || context.authorizeRun({ operation, ...caller, resourceId });
+}
+
+/** The session the turn runs in: the conversation's, the previous response's (branched when it is not the last turn), a new one, or none. */
+async function sessionFor(body: ResponseRequest, caller: Caller, context: GatewayContext): Promise<string | undefined> {
+  if (body.conversation) {
+    const id = typeof body.conversation === 'string' ? body.conversation : body.conversation.id;
+    const visible = await mayRead(context, caller, 'sessions.read', id);
+    const found = visible && (await context.sessions.getSession({ sessionId: id }, { caller }).catch(notFoundAsUndefined));
+    if (!found)
+      throw new HangarError('notFound', `Conversation with id '${id}' not found.`, {
+        errors: [{ path: 'conversation', message: 'not found' }],
+      });
+    return id;
+  }
+  if (body.previous_response_id) {
+    const previousId = body.previous_response_id;
+    const runId = runIdOfResponse(previousId);
+    const run = runId && (await mayRead(context, caller, 'runs.read', runId)) ? await getRun(context, caller, runId) : undefined;
+    if (!run?.sessionId) throw responseNotFound(previousId, 'previous_response_id');
+    const { messages } = await context.sessions.getSession({ sessionId: run.sessionId }, { caller });
+    const answer = messages.findLastIndex((message) => message.runId === runId);
+    if (answer < 0) throw responseNotFound(previousId, 'previous_response_id');
+    if (answer === messages.length - 1) return run.sessionId;
+    const branched = await context.sessions.branchSession(
+      { sessionId: run.sessionId, upToSequence: messages[answer]!.sequence },
+      { caller },
+    );
+    return branched.sessionId;
+  }
+  return body.store === false ? undefined : randomUUID();
+}
+
+const notFoundAsUndefined = (error: unknown) => {
+  if (classifyError(error)?.status === 404) return undefined;
+  throw error;
+};
+
+const getRun = (context: GatewayContext, caller: Caller, runId: string) =>
+  context.runs.getRun({ runId }, { caller }).then(({ run }) => run, notFoundAsUndefined);
+
+const echoOf = (body: ResponseRequest): ResponseRequestEcho => ({
+  model: body.model,
+  instructions: body.instructions ?? null,
+  previousResponseId: body.previous_response_id ?? null,
+  conversationId: body.conversation ? (typeof body.conversation === 'string' ? body.conversation : body.conversation.id) : null,
+  store: body.store !== false,
+  metadata: body.metadata ?? {},
+  user: body.user ?? null,
+});
+
+/** The recorded echo of a response (its run's input), or what the run record alone tells. */
+function recordedEcho(run: runPb.RunRecord, input: Record<string, any> | undefined): ResponseRequestEcho {
+  const client = input?.clientMetadata ?? {};
+  return {
+    model: run.agentName,
+    instructions: client.instructions ?? null,
+    previousResponseId: client.previousResponseId ?? null,
+    conversationId: client.conversationId ?? null,
+    store: client.store !== false,
+    metadata: client.metadata ?? {},
+    user: client.user ?? null,
+  };
+}
+
+/** The answer of a finished run, from its `message.completed` event. */
+async function recordedAnswer(context: GatewayContext, caller: Caller, runId: string): Promise<string> {
+  let text = '';
+  for await (const event of context.runs.streamRunEvents({ runId, afterSeq: 0 }, { caller })) {
+    if (event.type === 'message.completed') text = String(event.data?.text ?? '');
+  }
+  return text;
+}
+
+export const responseRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/responses',
+    operationId: 'createResponse',
+    summary: 'OpenAI Responses on a stored agent: a recorded run of kind Compatibility, continued by previous_response_id or conversation',
+    tag: 'OpenAI',
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    body: ResponseRequestSchema,
+    responses: {
+      200: { description: 'A response object; with stream: true, Responses streaming events', schema: ResponseSchema },
+      404: { description: 'Unknown agent (model_not_found), previous response or conversation' },
+      429: { description: 'A quota rule is used up (rate_limit_error)' },
+      422: { description: 'Content guard blocked the run' },
+      503: { description: 'No model provider could answer' },
+    },
+    async handler({ body, caller, response }, context) {
+      const ignored = checkRequestFields(body, FIELDS);
+      if (body.previous_response_id && body.conversation)
+        throw validationError('give previous_response_id or conversation, not both', [
+          { path: 'conversation', message: 'conflicts with previous_response_id' },
+        ]);
+      if (body.text?.format && body.text.format.type !== 'text')
+        throw validationError('the output format comes from the agent', [{ path: 'text.format', message: 'only type text is supported' }]);
+      const turns = turnsOfResponseInput(body.input);
+      const messages = body.instructions ? [{ role: 'system' as const, content: body.instructions }, ...turns] : turns;
+      const echo = echoOf(body);
+      const sessionId = await sessionFor(body, caller, context);
+      const started = await startCompatibilityRun(
+        {
+          agentName: body.model,
+          messages,
+          sessionId,
+          isStreaming: body.stream === true,
+          clientMetadata: {
+            api: 'responses',
+            store: echo.store,
+            ...(echo.instructions !== null && { instructions: echo.instructions }),
+            ...(echo.previousResponseId && { previousResponseId: echo.previousResponseId }),
+            ...(echo.conversationId && { conversationId: echo.conversationId }),
+            ...(body.metadata && { metadata: body.metadata }),
+            ...(body.user && { user: body.user }),
+          },
+        },
+        caller,
+        response,
+        context,
+      );
+      const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
+      if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
+      try {
+        if (body.stream) {
+          const events = openEventStream(response, headers);
+          await streamResponseEvents(started, echo, events);
+          events.end();
+          return { status: 200, sent: true };
+        }
+        const outcome = await runResponseBody(started.updates);
+        return {
+          status: 200,
+          headers,
+          body: responseObject(started.run, echo, { status: 'completed', text: outcome.output.text, usage: outcome.usage }),
+        };
+      } catch (error) {
+        // The client left while waiting for its one answer (the run ends Canceled): nobody to answer.
+        if (started.signal.aborted) return { status: 200, sent: true };
+        throw error;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/responses/{responseId}',
+    operationId: 'getResponse',
+    summary: 'A response made by POST /v1/responses (stored ones only), with its output once its run has ended',
+    tag: 'OpenAI',
+    auth: { role: 'Reader', scope: 'RunsRead' },
+    params: z.object({ responseId: z.string().describe('resp_ followed by the run id’s 32 hex digits') }),
+    runAuthorization: {
+      operation: 'runs.read',
+      denial: 'hide',
+      resourceId: (params) => runIdOfResponse(params.responseId) ?? params.responseId,
+    },
+    responses: {
+      200: { description: 'The response object', schema: ResponseSchema },
+      404: { description: 'No stored response has this id' },
+    },
+    async handler({ params, caller }, context) {
+      const runId = runIdOfResponse(params.responseId);
+      const run = runId ? await getRun(context, caller, runId) : undefined;
+      if (!run || run.kind !== 'Compatibility') throw responseNotFound(params.responseId);
+      const input = await context.runs.getRunInput({ runId: run.id }, { caller }).then(({ input }) => input, notFoundAsUndefined);
+      // A chat completion is not a response, and a response made with store: false is not kept.
+      if (input && (input.clientMetadata?.api !== 'responses' || input.clientMetadata?.store === false))
+        throw responseNotFound(params.responseId);
+      const status = responseStatusOf(run, run.errorType);
+      const text = status !== 'in_progress' ? await recordedAnswer(context, caller, run.id) : null;
+      const error = run.errorType ? { code: run.errorType, message: run.errorMessage ?? '' } : undefined;
+      return { status: 200, body: responseObject(run, recordedEcho(run, input), { status, text, usage: run.usage, error }) };
+    },
+  }),
+];

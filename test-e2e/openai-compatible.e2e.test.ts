@@ -1,0 +1,260 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { allInOneModules } from '@hangar/all-in-one';
+import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { generateText, streamText } from 'ai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The ecosystem's clients, unmodified, against a live gateway (API.md "OpenAI-compatible
+ * surface"): the official `openai` package and the Vercel AI SDK, streaming included.
+ */
+
+let mock: MockOpenAI;
+let hangar: HangarUnderTest;
+let openai: OpenAI;
+
+const runRecord = async (runId: string) => (await hangar.request('GET', `/api/runs/${runId}`)).body;
+const lastUpstreamMessages = (model: string) => mock.requests.filter((request) => request.model === model).at(-1)!.messages;
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } },
+  });
+  for (const [name, model] of [
+    ['assistant', 'plain'],
+    ['counted', 'counted'],
+    ['limited', 'plain'],
+  ]) {
+    const created = await hangar.request('POST', '/api/agents', {
+      body: { name, instructions: 'Be brief.', model: { provider: 'mock', model } },
+    });
+    expect(created.status).toBe(201);
+  }
+  mock.script('counted', () => ({ text: 'one two three four', usage: { prompt: 12, completion: 4, cached: 2 } }));
+  openai = new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await hangar?.stop();
+  await mock?.close();
+});
+
+describe('the openai package', () => {
+  it('lists the agents the caller may run as models, and retrieves one', async () => {
+    const models = [];
+    for await (const model of openai.models.list()) models.push(model);
+    expect(models.map((model) => model.id)).toEqual(expect.arrayContaining(['assistant', 'counted', 'limited']));
+    expect(models[0]).toMatchObject({ object: 'model', owned_by: 'hangar', created: expect.any(Number) });
+    expect(await openai.models.retrieve('counted')).toMatchObject({ id: 'counted', object: 'model' });
+  });
+
+  it('answers a chat completion as a recorded Compatibility run, with usage', async () => {
+    const { data: completion, response } = await openai.chat.completions
+      .create({ model: 'counted', messages: [{ role: 'user', content: 'count' }] })
+      .withResponse();
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: 'counted',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'one two three four' } }],
+      usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16, prompt_tokens_details: { cached_tokens: 2 } },
+    });
+    const runId = response.headers.get('x-hangar-run-id')!;
+    expect(completion.id).toBe(`chatcmpl-${runId}`);
+    expect(await runRecord(runId)).toMatchObject({ kind: 'Compatibility', status: 'Completed', agentName: 'counted' });
+    const input = (await hangar.request('GET', `/api/runs/${runId}/input`)).body.input;
+    expect(input.messages).toEqual([{ role: 'user', content: 'count' }]);
+  });
+
+  it('streams chat completion chunks in OpenAI’s wire format, with usage last when asked', async () => {
+    const stream = await openai.chat.completions.create({
+      model: 'counted',
+      messages: [
+        { role: 'system', content: 'Count.' },
+        { role: 'user', content: [{ type: 'text', text: 'count' }] },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('one two three four');
+    expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 } });
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(1);
+    expect(lastUpstreamMessages('counted').at(-1)).toMatchObject({ role: 'user', content: 'count' });
+  });
+
+  it('creates a response, streams one, retrieves it, and continues from it with previous_response_id', async () => {
+    const first = await openai.responses.create({ model: 'assistant', input: 'remember the word kiwi', metadata: { ticket: 'T-1' } });
+    expect(first).toMatchObject({ object: 'response', status: 'completed', model: 'assistant', metadata: { ticket: 'T-1' }, store: true });
+    expect(first.output_text).toBe('mock: remember the word kiwi');
+    expect(await openai.responses.retrieve(first.id)).toMatchObject({ id: first.id, status: 'completed', output_text: first.output_text });
+
+    const events = [];
+    for await (const event of await openai.responses.create({
+      model: 'assistant',
+      input: 'what word?',
+      previous_response_id: first.id,
+      stream: true,
+    }))
+      events.push(event);
+    const types = events.map((event) => event.type);
+    expect(types.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
+    expect(types.at(-1)).toBe('response.completed');
+    const deltas = events.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : []));
+    expect(deltas.join('')).toBe('mock: what word?');
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    // The model saw the first turn: the second response ran in the first one's session.
+    expect(lastUpstreamMessages('plain').map((message) => message.content)).toEqual(
+      expect.arrayContaining(['remember the word kiwi', 'what word?']),
+    );
+    const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(completed.response.previous_response_id).toBe(first.id);
+    expect(completed.response.usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('branches when a previous response is not the latest turn of its session', async () => {
+    const root = await openai.responses.create({ model: 'assistant', input: 'root turn' });
+    await openai.responses.create({ model: 'assistant', input: 'branch A', previous_response_id: root.id });
+    await openai.responses.create({ model: 'assistant', input: 'branch B', previous_response_id: root.id });
+    const seen = lastUpstreamMessages('plain').map((message) => message.content);
+    expect(seen).toContain('root turn');
+    expect(seen).not.toContain('branch A');
+  });
+
+  it('keeps a store: false response nowhere: not retrievable, not continuable', async () => {
+    const response = await openai.responses.create({ model: 'assistant', input: 'forget me', store: false });
+    await expect(openai.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.create({ model: 'assistant', input: 'again', previous_response_id: response.id })).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
+  });
+
+  it('creates, retrieves, updates and deletes a conversation, and a response continues it', async () => {
+    const conversation = await openai.conversations.create({
+      metadata: { topic: 'fruit' },
+      items: [{ type: 'message', role: 'user', content: 'my favourite fruit is mango' }],
+    });
+    expect(conversation).toMatchObject({ object: 'conversation', metadata: { topic: 'fruit' } });
+    expect(conversation.id).toMatch(/^conv_/);
+    expect(await openai.conversations.retrieve(conversation.id)).toMatchObject({ id: conversation.id, metadata: { topic: 'fruit' } });
+    expect(await openai.conversations.update(conversation.id, { metadata: { topic: 'mango' } })).toMatchObject({
+      metadata: { topic: 'mango' },
+    });
+
+    const reply = await openai.responses.create({ model: 'assistant', input: 'which fruit?', conversation: conversation.id });
+    expect(reply.conversation).toEqual({ id: conversation.id });
+    expect(lastUpstreamMessages('plain').map((message) => message.content)).toEqual(
+      expect.arrayContaining(['my favourite fruit is mango', 'which fruit?']),
+    );
+    const items = [];
+    for await (const item of openai.conversations.items.list(conversation.id, { order: 'asc' })) items.push(item);
+    expect(items.map((item) => (item.type === 'message' ? [item.role, item.content[0]] : []))).toEqual([
+      ['user', { type: 'input_text', text: 'my favourite fruit is mango' }],
+      ['user', { type: 'input_text', text: 'which fruit?' }],
+      ['assistant', { type: 'output_text', text: 'mock: which fruit?', annotations: [] }],
+    ]);
+    // The conversation is a Hangar session.
+    expect((await hangar.request('GET', `/api/sessions/${conversation.id}`)).body.messageCount).toBe(3);
+
+    expect(await openai.conversations.delete(conversation.id)).toMatchObject({ id: conversation.id, deleted: true });
+    await expect(openai.conversations.retrieve(conversation.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('names an unknown agent in a NotFoundError with code model_not_found', async () => {
+    const refused = openai.chat.completions.create({ model: 'nobody-here', messages: [{ role: 'user', content: 'hi' }] });
+    await expect(refused).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(refused).rejects.toMatchObject({ code: 'model_not_found', message: expect.stringContaining('nobody-here') });
+    await expect(openai.responses.create({ model: 'nobody-here', input: 'hi' })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('refuses a run over its quota with a RateLimitError', async () => {
+    await hangar.request('PUT', '/api/quotas/limited-once', { body: { metric: 'Runs', period: 'Day', limit: 1, agentName: 'limited' } });
+    await openai.chat.completions.create({ model: 'limited', messages: [{ role: 'user', content: 'first' }] });
+    const refused = openai.chat.completions.create({ model: 'limited', messages: [{ role: 'user', content: 'second' }] });
+    await expect(refused).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await expect(refused).rejects.toMatchObject({ code: 'quota_exceeded' });
+    await hangar.request('DELETE', '/api/quotas/limited-once');
+  });
+
+  it('refuses what would change the agent, names the settings it leaves to the agent, and refuses unknown arguments', async () => {
+    const withTools = openai.chat.completions.create({
+      model: 'assistant',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'function', function: { name: 'x', parameters: {} } }],
+    });
+    await expect(withTools).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(withTools).rejects.toMatchObject({ param: 'tools' });
+    const { response } = await openai.chat.completions
+      .create({ model: 'assistant', messages: [{ role: 'user', content: 'hi' }], temperature: 0.2, max_tokens: 5 })
+      .withResponse();
+    expect(response.headers.get('x-hangar-ignored-parameters')).toBe('temperature, max_tokens');
+    const unknown = await fetch(`${hangar.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'assistant', messages: [{ role: 'user', content: 'hi' }], bananas: true }),
+    });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toEqual({
+      error: { message: expect.stringContaining('bananas'), type: 'invalid_request_error', code: 'validation_failed', param: 'bananas' },
+    });
+  });
+
+  it('answers an unauthenticated call in OpenAI’s error body', async () => {
+    const anonymous = new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey: 'wrong', maxRetries: 0 });
+    await expect(anonymous.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe('the Vercel AI SDK', () => {
+  const provider = () => createOpenAI({ baseURL: `${hangar.url}/v1`, apiKey: TEST_TOKEN });
+
+  it('generates and streams text through .chat()', async () => {
+    const generated = await generateText({ model: provider().chat('counted'), prompt: 'count', maxRetries: 0 });
+    expect(generated.text).toBe('one two three four');
+    expect(generated.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+    const streamed = streamText({ model: provider().chat('counted'), prompt: 'count', maxRetries: 0 });
+    const parts: string[] = [];
+    for await (const part of streamed.textStream) parts.push(part);
+    expect(parts.join('')).toBe('one two three four');
+    expect(await streamed.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+  });
+
+  it('generates and streams text through .responses()', async () => {
+    const generated = await generateText({ model: provider().responses('counted'), prompt: 'count', maxRetries: 0 });
+    expect(generated.text).toBe('one two three four');
+    expect(generated.finishReason).toBe('stop');
+    const streamed = streamText({ model: provider().responses('counted'), prompt: 'count', maxRetries: 0 });
+    const parts: string[] = [];
+    for await (const part of streamed.textStream) parts.push(part);
+    expect(parts.join('')).toBe('one two three four');
+    expect(await streamed.finishReason).toBe('stop');
+    expect(await streamed.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+  });
+});
+
+describe('with MapOpenAIConversations false', () => {
+  let unmapped: HangarUnderTest;
+  beforeAll(async () => {
+    unmapped = await startHangar({ modules: allInOneModules(), overrides: { Hangar: { Api: { MapOpenAIConversations: false } } } });
+  });
+  afterAll(async () => {
+    await unmapped?.stop();
+  });
+
+  it('answers the conversation routes 404, in OpenAI’s body', async () => {
+    const client = new OpenAI({ baseURL: `${unmapped.url}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
+    await expect(client.conversations.create({})).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.conversations.retrieve('conv_x')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await client.models.list()).data).toBeDefined();
+  });
+});
