@@ -128,6 +128,9 @@ export const DiffParams = z.object({
 /** A documented problem+json response of a route. */
 export const problemResponse = (description: string) => ({ description, schema: ProblemSchema, contentType: 'application/problem+json' });
 
+/** The `Location` response header naming what a 201 created or a 202 accepted. */
+export const locationHeader = (description: string) => ({ description, schema: z.string() });
+
 /** `skip`/`take` query values: integers (400 otherwise); services clamp them. */
 export const pageNumber = (fallback: number) =>
   z

@@ -4,7 +4,7 @@ import { extractContext, SpanKind, tracer } from '@hangar/platform';
 import { isLoopback, remoteAccessDenied } from './http/auth.js';
 import { jsonBodyGuard } from './http/input-guard.js';
 import { problemBody, problemHandler, sendProblem } from './http/problem.js';
-import { expressPath, isBelowPrefix, mountRoute, type RouteSpec } from './http/route.js';
+import { expressPath, mountRoute, servedPath, type RouteSpec } from './http/route.js';
 import { openAIErrors } from './http/openai-error.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
@@ -113,9 +113,7 @@ function cors(context: GatewayContext) {
 function unmatched(routes: RouteSpec<any, any, any>[], prefix: string) {
   const patterns = routes.map((route) => ({
     method: route.method.toUpperCase(),
-    regex: new RegExp(
-      `^${(isBelowPrefix(route.path) ? prefix : '') + expressPath(route.path).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`,
-    ),
+    regex: new RegExp(`^${expressPath(servedPath(route, prefix)).replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}/?$`),
   }));
   return (request: Request, response: Response) => {
     const allowed = patterns.filter((pattern) => pattern.regex.test(request.path)).map((pattern) => pattern.method);
@@ -149,7 +147,7 @@ export function createGatewayApp(context: GatewayContext) {
 
   const api = express.Router({ caseSensitive: true });
   const root = express.Router({ caseSensitive: true });
-  for (const route of routes) mountRoute(isBelowPrefix(route.path) ? api : root, route, context);
+  for (const route of routes) mountRoute(route.outsidePrefix ? root : api, route, context);
   app.use(root);
   app.use(prefix || '/', api);
   app.use(unmatched(routes, prefix));

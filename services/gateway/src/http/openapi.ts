@@ -1,36 +1,8 @@
-import { z } from 'zod';
-import { isBelowPrefix, type RouteSpec } from './route.js';
+import type { z } from 'zod';
 import { ProblemSchema } from '../api.schemas.js';
-
-type JsonSchema = Record<string, unknown>;
-
-/**
- * Zod puts schemas that carry an id under `$defs` with `#/$defs/...` refs; in an OpenAPI document
- * they belong under `components.schemas`, so they are hoisted there and the refs rewritten.
- */
-function createSchemaConverter(components: Record<string, JsonSchema>) {
-  const rewriteRefs = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(rewriteRefs);
-    if (!node || typeof node !== 'object') return node;
-    return Object.fromEntries(
-      Object.entries(node).map(([key, value]) => [
-        key,
-        key === '$ref' && typeof value === 'string' ? value.replace('#/$defs/', '#/components/schemas/') : rewriteRefs(value),
-      ]),
-    );
-  };
-  return (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-    const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-    const { $schema: _dialect, $defs, ...rest } = generated as JsonSchema & { $defs?: Record<string, JsonSchema> };
-    for (const [id, definition] of Object.entries($defs ?? {})) {
-      // Input and output shapes of one schema differ (defaults); keep both under distinct names.
-      const name =
-        io === 'input' && components[id] && JSON.stringify(components[id]) !== JSON.stringify(rewriteRefs(definition)) ? `${id}Input` : id;
-      components[name] = rewriteRefs(definition) as JsonSchema;
-    }
-    return rewriteRefs(rest) as JsonSchema;
-  };
-}
+import { API_TAGS } from './api-tags.js';
+import { createSchemaConverter, parametersOf, type JsonSchema, type SchemaConverter } from './openapi-schemas.js';
+import { servedPath, type RouteResponse, type RouteSpec } from './route.js';
 
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
@@ -41,23 +13,10 @@ const IDEMPOTENCY_KEY = {
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
-/** Path or query parameters from a zod object schema. */
-function parametersOf(toSchema: ReturnType<typeof createSchemaConverter>, schema: z.ZodType | undefined, location: 'path' | 'query') {
-  if (!schema) return [];
-  const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: location,
-    required: location === 'path' || (json.required ?? []).includes(name),
-    description: property.description,
-    schema: property,
-  }));
-}
-
-const problemResponse = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
+const IDEMPOTENT_REPLAYED = {
+  description: 'true when this is the stored first response to the same Idempotency-Key, replayed',
+  schema: { type: 'string', enum: ['true'] },
+};
 
 /** Sent on every authenticated answer while RateLimit:Enabled (API.md "Rate limiting"). */
 const RATE_LIMIT_HEADERS = {
@@ -66,6 +25,92 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Reset': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait (429 only)', schema: { type: 'integer' } },
 };
+const { 'Retry-After': _retryAfter, ...WINDOW_HEADERS } = RATE_LIMIT_HEADERS;
+
+const WWW_AUTHENTICATE = { description: 'Bearer: the credential schemes the gateway accepts', schema: { type: 'string' } };
+
+const isIdempotent = (route: RouteSpec<any, any, any>) => route.method === 'post' && Boolean(route.body || route.rawBody);
+const isSuccess = (status: string) => status.startsWith('2');
+
+/** The JSON and event-stream bodies of one declared response. */
+function contentOf(response: RouteResponse, toSchema: SchemaConverter) {
+  const content: Record<string, { schema: JsonSchema }> = {};
+  if (response.schema) content[response.contentType ?? 'application/json'] = { schema: toSchema(response.schema, 'output') };
+  if (response.eventStream) content['text/event-stream'] = { schema: toSchema(response.eventStream, 'output') };
+  return Object.keys(content).length ? { content } : {};
+}
+
+/** The headers of one declared response: its own, the rate-limit window's, and the idempotent replay marker. */
+function headersOf(route: RouteSpec<any, any, any>, status: string, response: RouteResponse, toSchema: SchemaConverter) {
+  const declared = Object.fromEntries(
+    Object.entries(response.headers ?? {}).map(([name, header]) => [
+      name,
+      { description: header.description, schema: header.schema ? toSchema(header.schema, 'output') : { type: 'string' } },
+    ]),
+  );
+  const headers = {
+    ...declared,
+    ...(isIdempotent(route) && isSuccess(status) && { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED }),
+    ...(route.auth !== 'none' && WINDOW_HEADERS),
+  };
+  return Object.keys(headers).length ? { headers } : {};
+}
+
+/** The error answers every route of its kind can give, unless the route declares them itself. */
+function addCommonErrors(route: RouteSpec<any, any, any>, responses: Record<string, unknown>, toSchema: SchemaConverter) {
+  const errorBody = route.errorBody
+    ? { 'application/json': { schema: toSchema(route.errorBody, 'output') } }
+    : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+  const error = (description: string, headers?: Record<string, unknown>) => ({
+    description,
+    content: errorBody,
+    ...(headers && { headers }),
+  });
+  if (route.body || route.rawBody || route.documentedBody || route.params || route.query || route.documentedHeaders)
+    responses['400'] ??= error('The request is not valid');
+  if (route.auth === 'none') {
+    responses['403'] ??= error('Remote access is disabled (Hangar:Api:AllowRemoteAccess) and the caller is not on loopback');
+  } else {
+    responses['401'] ??= error('No credential, or an invalid one', { 'WWW-Authenticate': WWW_AUTHENTICATE });
+    responses['403'] ??= error(
+      `The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, the tenant is disabled, or remote access is disabled`,
+    );
+    responses['429'] ??= error('Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After', RATE_LIMIT_HEADERS);
+  }
+  responses['500'] ??= error('Unexpected error (no internals are shown; quote the traceId)');
+}
+
+function operationOf(route: RouteSpec<any, any, any>, toSchema: SchemaConverter) {
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries<RouteResponse>(route.responses)) {
+    responses[status] = {
+      description: response.description,
+      ...headersOf(route, status, response, toSchema),
+      ...contentOf(response, toSchema),
+    };
+  }
+  addCommonErrors(route, responses, toSchema);
+  const operation: Record<string, unknown> = {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: route.description,
+    tags: [route.tag],
+    parameters: [
+      ...parametersOf(toSchema, route.params, 'path'),
+      ...parametersOf(toSchema, route.query, 'query'),
+      ...parametersOf(toSchema, route.documentedHeaders, 'header'),
+      ...(isIdempotent(route) ? [IDEMPOTENCY_KEY] : []),
+    ],
+    responses,
+    ...(route.auth === 'none' ? { security: [] } : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
+  };
+  if (route.body) {
+    operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body as z.ZodType, 'input') } } };
+  } else if (route.documentedBody) {
+    operation.requestBody = { required: true, content: { [route.documentedBody.contentType]: { schema: route.documentedBody.schema } } };
+  }
+  return operation;
+}
 
 /** OpenAPI 3.1 document of every route the gateway serves, generated from the route specs. */
 export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options: { prefix: string; version: string }) {
@@ -73,52 +118,8 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
   const components: Record<string, JsonSchema> = {};
   const toSchema = createSchemaConverter(components);
   const problem = toSchema(ProblemSchema, 'output');
-  for (const route of routes) {
-    const responses: Record<string, unknown> = {};
-    const { 'Retry-After': _retryAfter, ...windowHeaders } = RATE_LIMIT_HEADERS;
-    for (const [status, response] of Object.entries(route.responses)) {
-      responses[status] = {
-        description: response.description,
-        ...(response.schema && {
-          content: { [response.contentType ?? 'application/json']: { schema: toSchema(response.schema, 'output') } },
-        }),
-        ...(route.auth !== 'none' && { headers: windowHeaders }),
-      };
-    }
-    if (route.body || route.rawBody || route.documentedBody || route.params || route.query)
-      responses['400'] ??= problemResponse('The request is not valid');
-    if (route.auth !== 'none') {
-      responses['401'] ??= problemResponse('No credential, or an invalid one');
-      responses['403'] ??= problemResponse(
-        `The credential lacks the ${route.auth.role} role or the ${route.auth.scope} scope, or remote access is disabled`,
-      );
-      responses['429'] ??= {
-        ...problemResponse('Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After'),
-        headers: RATE_LIMIT_HEADERS,
-      };
-    }
-    responses['500'] ??= problemResponse('Unexpected error (no internals are shown; quote the traceId)');
-
-    const operation: Record<string, unknown> = {
-      operationId: route.operationId,
-      summary: route.summary,
-      tags: [route.tag],
-      parameters: [
-        ...parametersOf(toSchema, route.params, 'path'),
-        ...parametersOf(toSchema, route.query, 'query'),
-        ...(route.method === 'post' && (route.body || route.rawBody) ? [IDEMPOTENCY_KEY] : []),
-      ],
-      responses,
-      ...(route.auth === 'none' ? { security: [] } : { 'x-hangar-role': route.auth.role, 'x-hangar-scope': route.auth.scope }),
-    };
-    if (route.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
-    } else if (route.documentedBody) {
-      operation.requestBody = { required: true, content: { [route.documentedBody.contentType]: { schema: route.documentedBody.schema } } };
-    }
-    const fullPath = isBelowPrefix(route.path) ? `${options.prefix}${route.path}` : route.path;
-    (paths[fullPath] ??= {})[route.method] = operation;
-  }
+  for (const route of routes) (paths[servedPath(route, options.prefix)] ??= {})[route.method] = operationOf(route, toSchema);
+  const usedTags = new Set(routes.map((route) => route.tag));
   return {
     openapi: '3.1.0',
     info: {
@@ -128,10 +129,13 @@ export function buildOpenApiDocument(routes: RouteSpec<any, any, any>[], options
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { apiKey: [] }],
+    tags: Object.entries(API_TAGS)
+      .filter(([name]) => usedTags.has(name as keyof typeof API_TAGS))
+      .map(([name, description]) => ({ name, description })),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'The static Hangar:Api:AuthToken, an API key or a JWT' },
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (hgk_…)' },
       },
       schemas: { ...components, Problem: components.Problem ?? problem },
     },

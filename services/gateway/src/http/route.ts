@@ -5,15 +5,31 @@ import type { RunOperation } from '@hangar/contracts';
 import { forbidden, HangarError, notFound, validationError, type Caller, type Role } from '@hangar/platform';
 import { authorize, callerOf, resolveTenant, type Principal, type Scope } from './auth.js';
 import type { GatewayContext } from '../gateway.context.js';
+import type { ApiTag } from './api-tags.js';
 import { withIdempotency } from './idempotency.js';
 import { checkPathAndQuery } from './input-guard.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
+/** A response header the route sends, for the OpenAPI document. */
+export interface ResponseHeader {
+  description: string;
+  /** Defaults to a string. */
+  schema?: z.ZodType;
+}
+
 export interface RouteResponse {
   description: string;
+  /** The body as `contentType` (default `application/json`). */
   schema?: z.ZodType;
   contentType?: string;
+  /**
+   * A `text/event-stream` body: the schema of one frame `{ event, id?, data }`, a union of the
+   * frames the stream sends. Beside `schema` when the route answers either way (content negotiated
+   * by request headers).
+   */
+  eventStream?: z.ZodType;
+  headers?: Record<string, ResponseHeader>;
 }
 
 export interface HandlerInput<P, Q, B> {
@@ -43,11 +59,21 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** OpenAPI-style path below the prefix, e.g. `/api/agents/{name}`. */
   path: string;
   operationId: string;
+  /** A short title, without a trailing period. */
   summary: string;
-  tag: string;
+  /** What the operation does and its notable rules and errors, in 1–3 sentences. */
+  description: string;
+  tag: ApiTag;
   auth: { role: Role; scope: Scope } | 'none';
+  /** Served at `path` whatever `Hangar:Api:Prefix` is: the health probes, which orchestrators call at a fixed path. */
+  outsidePrefix?: boolean;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
+  /**
+   * Request headers the handler reads (`Prefer`, `Last-Event-ID`), as a zod object of optional
+   * described strings: for the OpenAPI document only. `Idempotency-Key` is added by itself.
+   */
+  documentedHeaders?: z.ZodType;
   /** JSON body schema; `raw` hands the parsed JSON to the handler (for validate, which reports shape errors). */
   body?: z.ZodType<B>;
   rawBody?: boolean;
@@ -59,6 +85,11 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
    */
   runAuthorization?: { operation: RunOperation; denial: 'forbid' | 'hide'; resourceId?: (params: P) => string };
   responses: Record<number, RouteResponse>;
+  /**
+   * The body of the error answers the document adds by itself (400, 401, 403, 429, 500), when it
+   * is not RFC 9457 problem+json (the OpenAI-compatible routes answer in OpenAI's error shape).
+   */
+  errorBody?: z.ZodType;
   handler(input: HandlerInput<P, Q, B>, context: GatewayContext): Promise<HandlerResult>;
 }
 
@@ -84,8 +115,9 @@ export function requireJsonBody(request: Request): unknown {
   return request.body;
 }
 
-/** `/api/…` and the OpenAI-compatible `/v1/…` are served below `Hangar:Api:Prefix`; `/healthz` and the like at the root. */
-export const isBelowPrefix = (path: string) => path.startsWith('/api/') || path.startsWith('/v1/');
+/** The path a route answers at: below the prefix unless it is `outsidePrefix`. */
+export const servedPath = (route: Pick<RouteSpec, 'path' | 'outsidePrefix'>, prefix: string) =>
+  route.outsidePrefix ? route.path : `${prefix}${route.path}`;
 
 /** `/api/agents/{name}` → `/api/agents/:name` */
 export const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');

@@ -1,7 +1,7 @@
 import type { attachmentPb } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
-import { pageNumber, problemResponse } from '../api.schemas.js';
+import { locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
 import { receiveFilePart } from '../http/multipart.js';
 import { defineRoute } from '../http/route.js';
 
@@ -42,7 +42,9 @@ export const attachmentRoutes = [
     method: 'post',
     path: '/api/attachments',
     operationId: 'uploadAttachment',
-    summary: 'Upload a file (multipart/form-data, part `file`); its type is decided by its signature',
+    summary: 'Upload an attachment',
+    description:
+      'Stores a file sent as multipart/form-data (part `file`), optionally bound to a session; its media type is decided by its signature, not by the name or the declared type. Over Attachments:MaxBytes is 413; a type that is not allowed, or does not match its signature, is 415.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     query: z.object({ sessionId: z.string().optional() }),
@@ -56,7 +58,11 @@ export const attachmentRoutes = [
     },
     runAuthorization: { operation: 'attachments.upload', denial: 'forbid' },
     responses: {
-      201: { description: 'The stored attachment; Location names it', schema: DescriptorSchema },
+      201: {
+        description: 'The stored attachment',
+        schema: DescriptorSchema,
+        headers: { Location: locationHeader('The new attachment, {prefix}/api/attachments/{id}') },
+      },
       413: problemResponse('Larger than Attachments:MaxBytes'),
       415: problemResponse('Not multipart/form-data, or a file whose signature is not an allowed media type'),
     },
@@ -82,7 +88,9 @@ export const attachmentRoutes = [
     method: 'get',
     path: '/api/attachments',
     operationId: 'listAttachments',
-    summary: 'Attachment descriptors, newest first (take clamped to 1..200); without sessionId also those of no session',
+    summary: 'List attachments',
+    description:
+      'Returns attachment descriptors (never the bytes), newest first, with take clamped to 1..200. Without sessionId the list also includes attachments of no session.',
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     query: z.object({ sessionId: z.string().optional(), skip: pageNumber(0), take: pageNumber(50) }),
@@ -100,7 +108,9 @@ export const attachmentRoutes = [
     method: 'get',
     path: '/api/attachments/{id}',
     operationId: 'downloadAttachment',
-    summary: 'The bytes, with the stored media type, ETag = SHA-256, Content-Disposition attachment, nosniff',
+    summary: 'Download an attachment',
+    description:
+      'Returns the file’s bytes with its stored media type, ETag (the SHA-256), Content-Disposition attachment and nosniff. If-None-Match with the ETag answers 304.',
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: AttachmentParams,
@@ -157,7 +167,8 @@ export const attachmentRoutes = [
     method: 'delete',
     path: '/api/attachments/{id}',
     operationId: 'deleteAttachment',
-    summary: 'Delete an attachment; its bytes are removed at once',
+    summary: 'Delete an attachment',
+    description: 'Deletes an attachment; its bytes are removed at once. An unknown or denied attachment is 404.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: AttachmentParams,

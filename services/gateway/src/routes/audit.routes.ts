@@ -34,7 +34,9 @@ export const auditRoutes = [
     method: 'get',
     path: '/api/audit',
     operationId: 'listAuditEntries',
-    summary: 'The audit trail of the tenant, newest first (skip default 0, take default 50, clamped to 1..200)',
+    summary: 'List audit entries',
+    description:
+      'Returns the tenant’s audit trail, newest first: every admin change and security-relevant action with its actor. Paged with skip (default 0) and take (default 50, clamped to 1..200).',
     tag: 'Audit',
     auth: { role: 'Admin', scope: 'AuditRead' },
     query: z.object({

@@ -56,7 +56,9 @@ export const retentionRoutes = [
     method: 'get',
     path: '/api/retention',
     operationId: 'listRetentionPolicies',
-    summary: 'The effective retention policy of every SPEC target (stored, else configuration, else the default)',
+    summary: 'List retention policies',
+    description:
+      'Returns the effective retention policy of every target: the stored one, else configuration, else the default, with its source. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Reader', scope: 'PlatformRead' },
     responses: { 200: { description: 'Policies', schema: PolicySchema.array() }, 403: problemResponse('Not the platform tenant') },
@@ -69,7 +71,9 @@ export const retentionRoutes = [
     method: 'put',
     path: '/api/retention/{target}',
     operationId: 'putRetentionPolicy',
-    summary: 'Store a target’s policy (it takes precedence over configuration)',
+    summary: 'Set a retention policy',
+    description:
+      'Stores a target’s maximum age and whether rows are archived first; it takes precedence over configuration. IdempotencyKeys is fixed (400) and an unknown target is 404. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     params: TargetParams,
@@ -94,7 +98,9 @@ export const retentionRoutes = [
     method: 'delete',
     path: '/api/retention/{target}',
     operationId: 'deleteRetentionPolicy',
-    summary: 'Forget a stored policy: the target follows configuration again',
+    summary: 'Forget a retention policy',
+    description:
+      'Deletes a stored policy: the target follows configuration again. No stored policy is 404. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     params: TargetParams,
@@ -113,7 +119,9 @@ export const retentionRoutes = [
     method: 'post',
     path: '/api/retention/run',
     operationId: 'runRetention',
-    summary: 'Apply every effective policy now (also while Retention:Enabled is false)',
+    summary: 'Apply retention now',
+    description:
+      'Applies every effective policy now, also while Retention:Enabled is false, and reports what each target deleted and archived. It answers when the purge is done. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     responses: {
@@ -130,7 +138,9 @@ export const retentionRoutes = [
     method: 'post',
     path: '/api/content-protection/reseal',
     operationId: 'resealContent',
-    summary: 'Move every protected value (plain, or sealed with an older key) to ContentProtection:ActiveKeyId',
+    summary: 'Reseal protected content',
+    description:
+      'Has every service seal again, under ContentProtection:ActiveKeyId, each protected value that is plain or sealed with an older key, and reports how many each sealed; a service that fails is reported while the others go on. Needs the platform tenant or the static token.',
     tag: 'Content protection',
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     responses: {

@@ -1,6 +1,6 @@
 import type { sessionPb } from '@hangar/contracts';
 import { z } from 'zod';
-import { pageNumber, problemResponse } from '../api.schemas.js';
+import { locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Sessions';
@@ -59,7 +59,9 @@ export const sessionRoutes = [
     method: 'get',
     path: '/api/sessions',
     operationId: 'listSessions',
-    summary: 'Sessions, most recently updated first (skip default 0, take default 50, clamped to 1..200)',
+    summary: 'List sessions',
+    description:
+      'Returns session records, most recently updated first, without their messages. Paged with skip (default 0) and take (default 50, clamped to 1..200).',
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     query: z.object({ agentName: z.string().optional(), skip: pageNumber(0), take: pageNumber(50) }),
@@ -77,7 +79,9 @@ export const sessionRoutes = [
     method: 'get',
     path: '/api/sessions/{sessionId}',
     operationId: 'getSession',
-    summary: 'A session with its chat history in sequence order and its state',
+    summary: 'Get a session',
+    description:
+      'Returns a session with its chat history in sequence order and its state. An unknown session, one of another tenant, or one the run-authorization handler denies is 404.',
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: SessionParams,
@@ -109,7 +113,8 @@ export const sessionRoutes = [
     method: 'delete',
     path: '/api/sessions/{sessionId}',
     operationId: 'deleteSession',
-    summary: 'Delete a session and its attachments (recorded runs are kept)',
+    summary: 'Delete a session',
+    description: 'Deletes a session and its attachments; recorded runs are kept. An unknown, foreign or denied session is 404.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: SessionParams,
@@ -124,14 +129,20 @@ export const sessionRoutes = [
     method: 'post',
     path: '/api/sessions/{sessionId}/branch',
     operationId: 'branchSession',
-    summary: 'Copy messages 0..upToSequence into a new session owned like its source',
+    summary: 'Branch a session',
+    description:
+      'Copies messages 0..upToSequence into a new session owned like its source and answers 201 with Location naming it. upToSequence past the last message is 400; a requested new session id that exists is 409.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: SessionParams,
     body: BranchRequestSchema,
     runAuthorization: { operation: 'sessions.branch', denial: 'hide', resourceId: (params) => params.sessionId },
     responses: {
-      201: { description: 'The new session; Location names it', schema: BranchResultSchema },
+      201: {
+        description: 'The new session',
+        schema: BranchResultSchema,
+        headers: { Location: locationHeader('The new session, {prefix}/api/sessions/{sessionId}') },
+      },
       404: problemResponse('Unknown, foreign or denied session'),
       409: problemResponse('The requested new session id exists'),
     },

@@ -26,7 +26,9 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       method: 'get',
       path: '/api/meta',
       operationId: 'getMeta',
-      summary: 'Service version, authentication methods, active stores and role authorizations (no authentication)',
+      summary: 'Describe the service',
+      description:
+        'Returns the service version, the authentication methods configured, the store in use for each kind of data, and the scopes each role can use. Needs no credential.',
       tag: 'Meta',
       auth: 'none',
       responses: { 200: { description: 'Meta', schema: MetaSchema } },
@@ -49,7 +51,8 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       method: 'get',
       path: '/api/openapi.json',
       operationId: 'getOpenApiDocument',
-      summary: 'This OpenAPI 3.1 document (no authentication)',
+      summary: 'Get this OpenAPI document',
+      description: 'Returns this OpenAPI 3.1 document, generated from the routes the gateway serves. Needs no credential.',
       tag: 'Meta',
       auth: 'none',
       responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
@@ -63,8 +66,11 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
     defineRoute({
       method: 'get',
       path: '/healthz',
+      outsidePrefix: true,
       operationId: 'liveness',
-      summary: 'Liveness: the gateway process answers (no authentication, not under the prefix)',
+      summary: 'Liveness probe',
+      description:
+        'Answers 200 while the gateway process runs. Needs no credential and is served at /healthz whatever Hangar:Api:Prefix is.',
       tag: 'Meta',
       auth: 'none',
       responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
@@ -75,8 +81,11 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
     defineRoute({
       method: 'get',
       path: '/readyz',
+      outsidePrefix: true,
       operationId: 'readiness',
-      summary: 'Readiness: every backing service answers its gRPC health check',
+      summary: 'Readiness probe',
+      description:
+        'Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not. Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.',
       tag: 'Meta',
       auth: 'none',
       responses: {

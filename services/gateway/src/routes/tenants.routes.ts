@@ -64,7 +64,9 @@ export const tenantRoutes = [
     method: 'get',
     path: '/api/tenants',
     operationId: 'listTenants',
-    summary: 'The stored tenants, by id (a tenant never stored exists implicitly, enabled)',
+    summary: 'List tenants',
+    description:
+      'Returns the stored tenants by id; a tenant never stored exists implicitly and enabled, and is not listed. Needs the platform tenant or the static token (403 otherwise).',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformRead' },
     responses: { 200: { description: 'Stored tenants', schema: TenantSchema.array() }, 403: problemResponse('Not the platform tenant') },
@@ -77,7 +79,9 @@ export const tenantRoutes = [
     method: 'get',
     path: '/api/tenants/{id}',
     operationId: 'getTenant',
-    summary: 'One tenant: stored, or the implicit one its id names',
+    summary: 'Get a tenant',
+    description:
+      'Returns one tenant: the stored one, or the implicit (enabled) tenant its id names. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformRead' },
     params: IdParams,
@@ -95,7 +99,9 @@ export const tenantRoutes = [
     method: 'put',
     path: '/api/tenants/{id}',
     operationId: 'putTenant',
-    summary: 'Create or replace a tenant: a disabled tenant gets 403 tenant_disabled on every route',
+    summary: 'Create or replace a tenant',
+    description:
+      'Stores a tenant’s display name, enabled state and own model providers; a disabled tenant gets 403 tenant_disabled on every route. A provider apiKeyKey outside TenantProviders:AllowedConfigurationPrefix is 400. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     params: IdParams,
@@ -119,7 +125,9 @@ export const tenantRoutes = [
     method: 'delete',
     path: '/api/tenants/{id}',
     operationId: 'deleteTenant',
-    summary: 'Forget a stored tenant: it exists implicitly again (enabled, the global providers)',
+    summary: 'Forget a tenant',
+    description:
+      'Deletes a stored tenant: it exists implicitly again, enabled and with the global providers. Needs the platform tenant or the static token.',
     tag: TAG,
     auth: { role: 'Admin', scope: 'PlatformAdmin' },
     params: IdParams,

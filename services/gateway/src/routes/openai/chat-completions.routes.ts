@@ -4,9 +4,11 @@ import { defineRoute } from '../../http/route.js';
 import { openEventStream } from '../../http/sse.js';
 import { runResponseBody } from '../../http/run-stream.js';
 import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfChatMessages } from './openai-requests.js';
-import { chatUsage, epochSeconds, startCompatibilityRun, type StartedRun } from './openai-runs.js';
+import { chatUsage, epochSeconds, RUN_HEADERS, startCompatibilityRun, type StartedRun } from './openai-runs.js';
 import { openAIError } from '../../http/openai-error.js';
-import { ChatCompletionSchema } from './openai.schemas.js';
+import { ChatCompletionFrameSchema, ChatCompletionSchema, OpenAIErrorSchema, openAIErrorResponse } from './openai.schemas.js';
+
+const TAG = 'OpenAI compatible';
 
 /** `POST /v1/chat/completions` on a stored agent (API.md "OpenAI-compatible surface"). */
 
@@ -92,7 +94,10 @@ export const chatCompletionRoutes = [
     path: '/v1/chat/completions',
     operationId: 'createChatCompletion',
     summary: 'OpenAI Chat Completions on a stored agent (`model` names the agent); a recorded run of kind Compatibility',
-    tag: 'OpenAI',
+    description:
+      "Runs the agent named by `model` on `messages` (text turns; tools come from the agent) and answers in OpenAI's chat.completion shape, or with `stream: true` as chat.completion.chunk frames ending with `[DONE]` (usage last with `stream_options.include_usage`). Each call is a recorded run of kind Compatibility with the native run route's governance; X-Hangar-Run-Id names it, X-Hangar-Ignored-Parameters the sampling settings left to the agent.",
+    errorBody: OpenAIErrorSchema,
+    tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     body: ChatCompletionRequestSchema,
     responses: {
@@ -100,10 +105,10 @@ export const chatCompletionRoutes = [
         description: 'A chat.completion; with stream: true, chat.completion.chunk frames ending with data: [DONE]',
         schema: ChatCompletionSchema,
       },
-      404: { description: 'Unknown agent: code model_not_found' },
-      429: { description: 'A quota rule is used up (rate_limit_error)' },
-      422: { description: 'Content guard blocked the run' },
-      503: { description: 'No model provider could answer' },
+      404: openAIErrorResponse('Unknown agent: code model_not_found'),
+      429: openAIErrorResponse('A quota rule is used up (rate_limit_error)'),
+      422: openAIErrorResponse('Content guard blocked the run'),
+      503: openAIErrorResponse('No model provider could answer'),
     },
     async handler({ body, caller, response }, context) {
       const ignored = checkRequestFields(body, FIELDS);

@@ -6,14 +6,20 @@ import type { GatewayContext } from '../../gateway.context.js';
 import { defineRoute } from '../../http/route.js';
 import { METADATA, turnsOfResponseInput } from './openai-requests.js';
 import { epochSeconds } from './openai-runs.js';
-import { ConversationDeletedSchema, ConversationItemListSchema, ConversationSchema } from './openai.schemas.js';
+import {
+  ConversationDeletedSchema,
+  ConversationItemListSchema,
+  ConversationSchema,
+  OpenAIErrorSchema,
+  openAIErrorResponse,
+} from './openai.schemas.js';
 
 /**
  * OpenAI conversations: a conversation IS a Hangar session (its id works on /api/sessions), so
  * a response run in it appends to its history. `Hangar:Api:MapOpenAIConversations` false → 404.
  */
 
-const TAG = 'OpenAI';
+const TAG = 'OpenAI compatible';
 const ConversationParams = z.object({ conversationId: z.string().describe('A session id (conv_… when made here)') });
 
 const CreateConversationSchema = z
@@ -70,6 +76,9 @@ export const conversationRoutes = [
     path: '/v1/conversations',
     operationId: 'createConversation',
     summary: 'Create a conversation (a Hangar session) with optional first items and metadata',
+    description:
+      'Creates a conversation, which is a Hangar session (`conv_…` id, visible under /api/sessions), with optional first message items and metadata (at most 16 pairs).',
+    errorBody: OpenAIErrorSchema,
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     body: CreateConversationSchema,
@@ -93,11 +102,13 @@ export const conversationRoutes = [
     path: '/v1/conversations/{conversationId}',
     operationId: 'getConversation',
     summary: 'A conversation',
+    description: "A conversation's id, creation time and metadata.",
+    errorBody: OpenAIErrorSchema,
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: ConversationParams,
     runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.conversationId },
-    responses: { 200: { description: 'The conversation', schema: ConversationSchema }, 404: { description: 'Unknown conversation' } },
+    responses: { 200: { description: 'The conversation', schema: ConversationSchema }, 404: openAIErrorResponse('Unknown conversation') },
     async handler({ params, caller }, context) {
       requireMapped(context, params.conversationId);
       const { session } = await context.sessions.getSession({ sessionId: params.conversationId }, { caller });
@@ -109,12 +120,14 @@ export const conversationRoutes = [
     path: '/v1/conversations/{conversationId}',
     operationId: 'updateConversation',
     summary: 'Replace a conversation’s metadata',
+    description: "Replaces a conversation's metadata.",
+    errorBody: OpenAIErrorSchema,
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: ConversationParams,
     body: UpdateConversationSchema,
     runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.conversationId },
-    responses: { 200: { description: 'The conversation', schema: ConversationSchema }, 404: { description: 'Unknown conversation' } },
+    responses: { 200: { description: 'The conversation', schema: ConversationSchema }, 404: openAIErrorResponse('Unknown conversation') },
     async handler({ params, body, caller }, context) {
       requireMapped(context, params.conversationId);
       const { session } = await context.sessions.updateSessionMetadata(
@@ -129,13 +142,16 @@ export const conversationRoutes = [
     path: '/v1/conversations/{conversationId}',
     operationId: 'deleteConversation',
     summary: 'Delete a conversation: the session, its messages and attachments (runs are kept)',
+    description:
+      "Deletes the conversation's session with its messages and attachments (its runs are kept) and answers OpenAI's deletion object rather than 204, which the OpenAI clients read.",
+    errorBody: OpenAIErrorSchema,
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: ConversationParams,
     runAuthorization: { operation: 'sessions.delete', denial: 'hide', resourceId: (params) => params.conversationId },
     responses: {
       200: { description: 'OpenAI’s deletion object (the OpenAI clients read it; not 204)', schema: ConversationDeletedSchema },
-      404: { description: 'Unknown conversation' },
+      404: openAIErrorResponse('Unknown conversation'),
     },
     async handler({ params, caller }, context) {
       requireMapped(context, params.conversationId);
@@ -148,6 +164,9 @@ export const conversationRoutes = [
     path: '/v1/conversations/{conversationId}/items',
     operationId: 'listConversationItems',
     summary: 'The items (messages) of a conversation, newest first by default',
+    description:
+      "The conversation's messages as OpenAI message items, newest first unless `order=asc`, paged by `limit` and `after` (an item id).",
+    errorBody: OpenAIErrorSchema,
     tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: ConversationParams,
@@ -155,7 +174,7 @@ export const conversationRoutes = [
     runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.conversationId },
     responses: {
       200: { description: 'A list of message items', schema: ConversationItemListSchema },
-      404: { description: 'Unknown conversation' },
+      404: openAIErrorResponse('Unknown conversation'),
     },
     async handler({ params, query, caller }, context) {
       requireMapped(context, params.conversationId);

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import type { GatewayContext } from '../../gateway.context.js';
 import { defineRoute } from '../../http/route.js';
 import { epochSeconds, modelNotFound } from './openai-runs.js';
-import { ModelListSchema, ModelSchema } from './openai.schemas.js';
+import { ModelListSchema, ModelSchema, OpenAIErrorSchema, openAIErrorResponse } from './openai.schemas.js';
+
+const TAG = 'OpenAI compatible';
 
 /** `GET /v1/models`: the agents the caller may run, as OpenAI models (`id` = agent name). */
 
@@ -32,7 +34,10 @@ export const modelRoutes = [
     path: '/v1/models',
     operationId: 'listOpenAIModels',
     summary: 'Every agent the caller may run, as an OpenAI model list',
-    tag: 'OpenAI',
+    description:
+      'Lists every agent the caller may run (runnable, and allowed by the run-authorization handler) as an OpenAI model whose id is the agent name.',
+    errorBody: OpenAIErrorSchema,
+    tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     responses: { 200: { description: 'The model list', schema: ModelListSchema } },
     async handler({ caller }, context) {
@@ -44,10 +49,12 @@ export const modelRoutes = [
     path: '/v1/models/{model}',
     operationId: 'getOpenAIModel',
     summary: 'One agent the caller may run, as an OpenAI model',
-    tag: 'OpenAI',
+    description: 'One agent the caller may run, as an OpenAI model; an unknown or not runnable agent is 404 model_not_found.',
+    errorBody: OpenAIErrorSchema,
+    tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: z.object({ model: z.string().describe('An agent name') }),
-    responses: { 200: { description: 'The model', schema: ModelSchema }, 404: { description: 'Unknown agent: model_not_found' } },
+    responses: { 200: { description: 'The model', schema: ModelSchema }, 404: openAIErrorResponse('Unknown agent: model_not_found') },
     async handler({ params, caller }, context) {
       const agent = (await runnableAgents(context, caller)).find((candidate) => candidate.name === params.model);
       if (!agent) throw modelNotFound(params.model);

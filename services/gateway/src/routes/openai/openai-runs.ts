@@ -26,6 +26,12 @@ export interface StartedRun {
   signal: AbortSignal;
 }
 
+/** The answer headers of a `/v1` run, for the OpenAPI document. */
+export const RUN_HEADERS = {
+  'X-Hangar-Run-Id': { description: 'The id of the recorded run (GET /api/runs/{runId})' },
+  'X-Hangar-Ignored-Parameters': { description: 'Request settings the agent’s definition decides, which were not applied' },
+};
+
 /** An unknown agent named as `model` is OpenAI's `model_not_found`. */
 export const modelNotFound = (model: string) =>
   new HangarError('notFound', `The model '${model}' does not exist or you do not have access to it.`, {}, 'model_not_found');

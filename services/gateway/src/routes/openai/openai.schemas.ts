@@ -2,6 +2,20 @@ import { z } from 'zod';
 
 /** OpenAI's answer shapes as the `/v1` routes send them, for the OpenAPI document. */
 
+export const OpenAIErrorSchema = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string().describe('invalid_request_error, authentication_error, permission_error, rate_limit_error or server_error'),
+      code: z.string().describe('The Hangar errorType (model_not_found for an unknown agent)'),
+      param: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'OpenAIError' });
+
+/** An error answer of a `/v1` route, in OpenAI's body. */
+export const openAIErrorResponse = (description: string) => ({ description, schema: OpenAIErrorSchema });
+
 const ChatUsageSchema = z.object({
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
@@ -50,6 +64,10 @@ export const ChatCompletionChunkSchema = z
   })
   .meta({ id: 'ChatCompletionChunk' });
 
+export const ChatCompletionFrameSchema = z
+  .object({ data: z.union([ChatCompletionChunkSchema, z.literal('[DONE]')]) })
+  .meta({ id: 'ChatCompletionFrame', description: 'A data-only frame: a chunk, or [DONE] after the last one' });
+
 const OutputTextSchema = z.object({
   type: z.literal('output_text'),
   text: z.string(),
@@ -93,6 +111,29 @@ export const ResponseSchema = z
   })
   .loose()
   .meta({ id: 'Response' });
+
+export const ResponseStreamFrameSchema = z
+  .object({
+    event: z.enum([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+      'response.incomplete',
+      'response.failed',
+      'error',
+    ]),
+    data: z
+      .object({ type: z.string().describe('The event name again'), sequence_number: z.number().int() })
+      .loose()
+      .describe('OpenAI’s Responses streaming event of that type'),
+  })
+  .meta({ id: 'ResponseStreamFrame' });
 
 export const ConversationSchema = z
   .object({ id: z.string(), object: z.literal('conversation'), created_at: z.number().int(), metadata: z.record(z.string(), z.string()) })

@@ -7,9 +7,11 @@ import { defineRoute } from '../../http/route.js';
 import { runResponseBody } from '../../http/run-stream.js';
 import { openEventStream } from '../../http/sse.js';
 import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfResponseInput } from './openai-requests.js';
-import { startCompatibilityRun } from './openai-runs.js';
+import { RUN_HEADERS, startCompatibilityRun } from './openai-runs.js';
 import { responseObject, responseStatusOf, runIdOfResponse, streamResponseEvents, type ResponseRequestEcho } from './response-objects.js';
-import { ResponseSchema } from './openai.schemas.js';
+import { ResponseSchema, ResponseStreamFrameSchema, OpenAIErrorSchema, openAIErrorResponse } from './openai.schemas.js';
+
+const TAG = 'OpenAI compatible';
 
 /** `POST /v1/responses` and `GET /v1/responses/{id}` on stored agents; a stored response lives in a session. */
 
@@ -137,15 +139,23 @@ export const responseRoutes = [
     path: '/v1/responses',
     operationId: 'createResponse',
     summary: 'OpenAI Responses on a stored agent: a recorded run of kind Compatibility, continued by previous_response_id or conversation',
-    tag: 'OpenAI',
+    description:
+      "Runs the agent named by `model` on `input` and answers in OpenAI's Responses shape, or with `stream: true` as Responses streaming events. A stored response (the default) keeps its turn in a session that `previous_response_id` continues (branching when it is not the latest turn); `conversation` runs in an existing conversation.",
+    errorBody: OpenAIErrorSchema,
+    tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     body: ResponseRequestSchema,
     responses: {
-      200: { description: 'A response object; with stream: true, Responses streaming events', schema: ResponseSchema },
-      404: { description: 'Unknown agent (model_not_found), previous response or conversation' },
-      429: { description: 'A quota rule is used up (rate_limit_error)' },
-      422: { description: 'Content guard blocked the run' },
-      503: { description: 'No model provider could answer' },
+      200: {
+        description: 'A response object; with stream: true, Responses streaming events',
+        schema: ResponseSchema,
+        eventStream: ResponseStreamFrameSchema,
+        headers: RUN_HEADERS,
+      },
+      404: openAIErrorResponse('Unknown agent (model_not_found), previous response or conversation'),
+      429: openAIErrorResponse('A quota rule is used up (rate_limit_error)'),
+      422: openAIErrorResponse('Content guard blocked the run'),
+      503: openAIErrorResponse('No model provider could answer'),
     },
     async handler({ body, caller, response }, context) {
       const ignored = checkRequestFields(body, FIELDS);
@@ -206,7 +216,10 @@ export const responseRoutes = [
     path: '/v1/responses/{responseId}',
     operationId: 'getResponse',
     summary: 'A response made by POST /v1/responses (stored ones only), with its output once its run has ended',
-    tag: 'OpenAI',
+    description:
+      'A stored response made by POST /v1/responses, with its output once its run has ended; a chat completion or a `store: false` response is 404.',
+    errorBody: OpenAIErrorSchema,
+    tag: TAG,
     auth: { role: 'Reader', scope: 'RunsRead' },
     params: z.object({ responseId: z.string().describe('resp_ followed by the run id’s 32 hex digits') }),
     runAuthorization: {
@@ -216,7 +229,7 @@ export const responseRoutes = [
     },
     responses: {
       200: { description: 'The response object', schema: ResponseSchema },
-      404: { description: 'No stored response has this id' },
+      404: openAIErrorResponse('No stored response has this id'),
     },
     async handler({ params, caller }, context) {
       const runId = runIdOfResponse(params.responseId);

@@ -8,7 +8,9 @@ export const listRunApprovals = defineRoute({
   method: 'get',
   path: '/api/runs/{runId}/approvals',
   operationId: 'listRunApprovals',
-  summary: 'Tool calls of a run that waited or wait for a human decision (Approvals:RequiredTools)',
+  summary: 'List a run’s approvals',
+  description:
+    'Returns the tool calls of a run that waited or wait for a human decision (Approvals:RequiredTools), oldest first, with their status and arguments.',
   tag: TAG,
   auth: { role: 'Reader', scope: 'RunsRead' },
   params: RunIdParams,
@@ -23,7 +25,9 @@ export const decideRunApproval = defineRoute({
   method: 'post',
   path: '/api/runs/{runId}/approvals/{approvalId}',
   operationId: 'decideRunApproval',
-  summary: 'Approve or deny a pending tool call; the run goes on wherever it executes',
+  summary: 'Approve or deny a tool call',
+  description:
+    'Decides a pending approval; the run goes on wherever it executes, running the tool call or telling the model a person denied it. An approval already decided or expired is 409.',
   tag: TAG,
   auth: { role: 'Operator', scope: 'RunsWrite' },
   params: ApprovalParams,

@@ -12,7 +12,9 @@ export const listRuns = defineRoute({
   method: 'get',
   path: '/api/runs',
   operationId: 'listRuns',
-  summary: 'Runs, newest first (root runs only unless includeChildren, parentRunId or rootRunId); take default 50, clamped to 1..200',
+  summary: 'List runs',
+  description:
+    'Returns run records, newest first: root runs only unless includeChildren, parentRunId or rootRunId is given. Paged with skip and take (default 50, clamped to 1..200); a record never holds the conversation.',
   tag: TAG,
   auth: { role: 'Reader', scope: 'RunsRead' },
   query: z.object({
@@ -48,7 +50,9 @@ export const getRun = defineRoute({
   method: 'get',
   path: '/api/runs/{runId}',
   operationId: 'getRun',
-  summary: 'A run record: status, timings, token counts, cost when priced — no conversation',
+  summary: 'Get a run',
+  description:
+    'Returns a run record: status, timings, token counts and cost when a price applies, without the conversation. An unknown run, or one of another tenant, is 404.',
   tag: TAG,
   auth: { role: 'Reader', scope: 'RunsRead' },
   params: RunIdParams,
@@ -63,7 +67,9 @@ export const getRunTree = defineRoute({
   method: 'get',
   path: '/api/runs/{runId}/tree',
   operationId: 'getRunTree',
-  summary: 'Every run of the tree, resolved from the root whichever member is named; at most 200',
+  summary: 'Get a run tree',
+  description:
+    'Returns every run of the tree the named run belongs to (root first, at most 200), whichever member is named. An unknown run is 404.',
   tag: TAG,
   auth: { role: 'Reader', scope: 'RunsRead' },
   params: RunIdParams,
@@ -78,7 +84,9 @@ export const cancelRun = defineRoute({
   method: 'post',
   path: '/api/runs/{runId}/cancel',
   operationId: 'cancelRun',
-  summary: 'Request cancellation (a root takes its children); 202 says only that it was requested',
+  summary: 'Cancel a run',
+  description:
+    'Requests cancellation of a run wherever it executes; a root run takes its children with it. 202 says only that cancellation was requested: read the final status with GET. 409 when no live instance executes the run (finished or orphaned).',
   tag: TAG,
   auth: { role: 'Operator', scope: 'RunsWrite' },
   params: RunIdParams,
@@ -97,7 +105,9 @@ export const getRunInput = defineRoute({
   method: 'get',
   path: '/api/runs/{runId}/input',
   operationId: 'getRunInput',
-  summary: 'The recorded input of a run (RunRecording:RecordRunInput)',
+  summary: 'Get a run’s input',
+  description:
+    'Returns the input of a run as the run received it, when RunRecording:RecordRunInput recorded it. An unknown run, or one with no recorded input, is 404.',
   tag: TAG,
   auth: { role: 'Reader', scope: 'RunsRead' },
   params: RunIdParams,

@@ -1,31 +1,48 @@
 import { runStatusFromProto } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
-import { AgentNameParams, problemResponse } from '../../api.schemas.js';
+import { AgentNameParams, locationHeader, problemResponse } from '../../api.schemas.js';
 import { defineRoute } from '../../http/route.js';
 import { runResponseBody, streamRunUpdates } from '../../http/run-stream.js';
+import { RunStreamFrameSchema } from './run-frames.schemas.js';
 import { RunRequestSchema, startRunRequest, RunResponseSchema } from './runs.schemas.js';
 
 export const runAgent = defineRoute({
   method: 'post',
   path: '/api/agents/{name}/run',
   operationId: 'runAgent',
-  summary: 'Run an agent: SSE by default; one JSON response with Idempotency-Key; Prefer: respond-async queues it (202)',
+  summary: 'Run an agent',
+  description:
+    'Starts a run and streams it as server-sent events (frames run, update, approvals, done, error). With Idempotency-Key the answer is one JSON run response instead; with `Prefer: respond-async` the run is queued and 202 names it in Location. Refusals (quota 429, unknown agent 404, a foreign session 403, context_window_exceeded 400) come before the stream opens, as problem+json.',
   tag: 'Agents',
   auth: { role: 'Operator', scope: 'RunsWrite' },
   params: AgentNameParams,
   body: RunRequestSchema,
   runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
+  documentedHeaders: z.object({
+    Prefer: z
+      .string()
+      .optional()
+      .describe(
+        'respond-async queues the run and answers 202 at once (Preference-Applied: respond-async); the run executes in the background',
+      ),
+  }),
   responses: {
     200: {
-      description: 'text/event-stream frames run, update, done, error — or, with Idempotency-Key, the JSON run response',
+      description:
+        'Server-sent events of the run (the default); with Idempotency-Key, the JSON run response once the run ended (a replay carries Idempotent-Replayed: true)',
+      eventStream: RunStreamFrameSchema,
       schema: RunResponseSchema,
     },
     202: {
-      description: 'Queued (Prefer: respond-async); Location names the run',
+      description: 'Queued (Prefer: respond-async): follow the run at statusUrl, its events at eventsUrl',
       schema: z
         .object({ runId: z.uuid(), status: z.literal('Queued'), statusUrl: z.string(), eventsUrl: z.string() })
         .meta({ id: 'AcceptedRun' }),
+      headers: {
+        Location: locationHeader('The queued run, {prefix}/api/runs/{runId}'),
+        'Preference-Applied': { description: 'respond-async: the Prefer header was honoured', schema: z.literal('respond-async') },
+      },
     },
     403: problemResponse('Denied, or another user’s session (session ownership)'),
     404: problemResponse('Unknown agent'),

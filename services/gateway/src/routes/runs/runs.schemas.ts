@@ -39,14 +39,14 @@ export const startRunRequest = (agentName: string, body: RunRequest, isStreaming
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export const RunKindSchema = z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility']);
 
-const UsageSchema = z.object({
+export const UsageSchema = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
   cachedInputTokens: z.number(),
   reasoningTokens: z.number(),
   totalTokens: z.number(),
 });
-const CostSchema = z
+export const CostSchema = z
   .object({
     input: z.number().nullable(),
     output: z.number().nullable(),

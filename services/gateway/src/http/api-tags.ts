@@ -1,0 +1,25 @@
+/**
+ * The OpenAPI tags that group the routes, with their descriptions, in the order the document
+ * lists them. A route's `tag` must be one of these, so no group goes undescribed.
+ */
+export const API_TAGS = {
+  Agents: 'Agent definitions (stored or code-defined): create, version, validate, roll back, and run them.',
+  Runs: 'Run records, their events as a resumable stream, cancellation, human approvals of tool calls, feedback scores and recorded inputs.',
+  Sessions: 'Conversations kept across runs: their messages and state, branching and deletion.',
+  Attachments: 'Files uploaded for runs (checked by signature and size), their descriptors and bytes.',
+  Catalog: 'The configured models and the tools agents may use.',
+  Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',
+  'Skill script grants': 'Grants that allow a skill’s scripts to run, with an optional expiry.',
+  Quotas: 'Usage limits per tenant (runs, tokens, cost) over a period; a run over a limit is refused with 429.',
+  Audit: 'The audit trail of changes and security-relevant actions.',
+  'API keys': 'API keys of the caller’s tenant: a role and scopes capped by their creator’s; the key is shown once.',
+  Tenants: 'Tenants, their enabled state and their own model providers (platform tenant only).',
+  Webhooks: 'Webhook subscriptions (Standard Webhooks signatures) and their delivery attempts.',
+  Retention: 'How long each kind of record is kept, and purging it now (platform tenant only).',
+  'Content protection': 'Encryption of stored content at rest, and sealing it again under the active key (platform tenant only).',
+  'OpenAI compatible':
+    'OpenAI’s Chat Completions, Responses, Conversations and Models routes on stored agents (`model` names an agent), for the official OpenAI clients and the Vercel AI SDK. Errors use OpenAI’s error body.',
+  Meta: 'Service description, this document and health probes; none of them needs a credential.',
+} as const;
+
+export type ApiTag = keyof typeof API_TAGS;
