@@ -1,7 +1,7 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { allInOneModules } from '@hangar/all-in-one';
 import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
-import { generateText, streamText } from 'ai';
+import { DefaultChatTransport, generateText, readUIMessageStream, streamText, type UIMessage } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,12 +27,18 @@ beforeAll(async () => {
     ['assistant', 'plain'],
     ['counted', 'counted'],
     ['limited', 'plain'],
+    ['clocked', 'clocked'],
   ]) {
     const created = await hangar.request('POST', '/api/agents', {
-      body: { name, instructions: 'Be brief.', model: { provider: 'mock', model } },
+      body: { name, instructions: 'Be brief.', model: { provider: 'mock', model }, ...(name === 'clocked' && { tools: ['clock'] }) },
     });
     expect(created.status).toBe(201);
   }
+  mock.script('clocked', (request) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? { text: 'It is noon.' }
+      : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
+  );
   mock.script('counted', () => ({ text: 'one two three four', usage: { prompt: 12, completion: 4, cached: 2 } }));
   openai = new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
 });
@@ -239,6 +245,58 @@ describe('the Vercel AI SDK', () => {
     expect(parts.join('')).toBe('one two three four');
     expect(await streamed.finishReason).toBe('stop');
     expect(await streamed.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+  });
+});
+
+describe('the AI SDK UI message stream on the run route', () => {
+  /** What `useChat` does with its default transport: post the chat, read the chunks into UI messages. */
+  async function chat(agent: string, messages: UIMessage[]) {
+    const transport = new DefaultChatTransport<UIMessage>({
+      api: `${hangar.url}/api/agents/${agent}/run?protocol=ui-message-stream`,
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    });
+    const chunks = await transport.sendMessages({
+      chatId: 'chat-1',
+      messages,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    let last: UIMessage | undefined;
+    for await (const message of readUIMessageStream<UIMessage>({ stream: chunks, terminateOnError: true })) last = message;
+    return last!;
+  }
+  const userMessage = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+
+  it('streams a run into one assistant message with its text and the run in its metadata', async () => {
+    const message = await chat('counted', [userMessage('m1', 'count')]);
+    expect(message.role).toBe('assistant');
+    expect(message.parts.filter((part) => part.type === 'text')).toEqual([
+      expect.objectContaining({ text: 'one two three four', state: 'done' }),
+    ]);
+    const metadata = message.metadata as any;
+    expect(metadata.runId).toBe(message.id);
+    expect(metadata).toMatchObject({ agentName: 'counted', status: 'Completed', usage: { inputTokens: 12, outputTokens: 4 } });
+    expect(await runRecord(message.id)).toMatchObject({ kind: 'Interactive', status: 'Completed' });
+  });
+
+  it('shows the agent’s tool calls as dynamic tool parts with their output, then the answer', async () => {
+    const earlier: UIMessage = { id: 'a0', role: 'assistant', parts: [{ type: 'text', text: 'Hello, ask me anything.' }] };
+    const message = await chat('clocked', [userMessage('m0', 'hi'), earlier, userMessage('m1', 'what time is it?')]);
+    const tool = message.parts.find((part) => part.type === 'dynamic-tool') as any;
+    expect(tool).toMatchObject({ toolName: 'clock', state: 'output-available', input: { timeZone: 'UTC' } });
+    expect(tool.output).toBeDefined();
+    expect(message.parts.filter((part) => part.type === 'text').map((part: any) => part.text)).toEqual(['It is noon.']);
+    // The chat's history reached the model as the run's conversation.
+    expect(lastUpstreamMessages('clocked').map((entry) => entry.content)).toEqual(
+      expect.arrayContaining(['hi', 'Hello, ask me anything.', 'what time is it?']),
+    );
+  });
+
+  it('ends with an error chunk when the run fails', async () => {
+    mock.script('failing', [{ status: 500 }]);
+    await hangar.request('POST', '/api/agents', { body: { name: 'failing', model: { provider: 'mock', model: 'failing' } } });
+    await expect(chat('failing', [userMessage('m1', 'hi')])).rejects.toThrow(/provider/);
   });
 });
 

@@ -44,6 +44,7 @@ it('documents the run streams as text/event-stream frames, with the headers that
   expect(frames).toEqual(['run', 'update', 'approvals', 'done', 'error']);
   expect(run.parameters.map((parameter: { name: string; in: string }) => `${parameter.in} ${parameter.name}`)).toEqual([
     'path name',
+    'query protocol',
     'header Prefer',
     'header Idempotency-Key',
   ]);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AgentNameParams, locationHeader, problemResponse } from '../../api.schemas.js';
 import { defineRoute } from '../../http/route.js';
 import { runResponseBody, streamRunUpdates } from '../../http/run-stream.js';
+import { streamUIMessages, UI_MESSAGE_STREAM_PROTOCOL } from '../../http/ui-message-stream.js';
 import { RunStreamFrameSchema } from './run-frames.schemas.js';
 import { RunRequestSchema, startRunRequest, RunResponseSchema } from './runs.schemas.js';
 
@@ -13,10 +14,16 @@ export const runAgent = defineRoute({
   operationId: 'runAgent',
   summary: 'Run an agent',
   description:
-    'Starts a run and streams it as server-sent events (frames run, update, approvals, done, error). With Idempotency-Key the answer is one JSON run response instead; with `Prefer: respond-async` the run is queued and 202 names it in Location. Refusals (quota 429, unknown agent 404, a foreign session 403, context_window_exceeded 400) come before the stream opens, as problem+json.',
+    'Starts a run and streams it as server-sent events (frames run, update, approvals, done, error). With `?protocol=ui-message-stream` the stream speaks the Vercel AI SDK UI message stream protocol instead, and the body may be the one `useChat` sends. With Idempotency-Key the answer is one JSON run response instead; with `Prefer: respond-async` the run is queued and 202 names it in Location. Refusals (quota 429, unknown agent 404, a foreign session 403, context_window_exceeded 400) come before the stream opens, as problem+json.',
   tag: 'Agents',
   auth: { role: 'Operator', scope: 'RunsWrite' },
   params: AgentNameParams,
+  query: z.object({
+    protocol: z
+      .literal(UI_MESSAGE_STREAM_PROTOCOL)
+      .optional()
+      .describe('ui-message-stream: stream in the Vercel AI SDK UI message stream protocol (v1), for useChat, instead of Hangar’s frames'),
+  }),
   body: RunRequestSchema,
   runAuthorization: { operation: 'runs.start', denial: 'forbid', resourceId: (params) => params.name },
   documentedHeaders: z.object({
@@ -33,6 +40,11 @@ export const runAgent = defineRoute({
         'Server-sent events of the run (the default); with Idempotency-Key, the JSON run response once the run ended (a replay carries Idempotent-Replayed: true)',
       eventStream: RunStreamFrameSchema,
       schema: RunResponseSchema,
+      headers: {
+        'x-vercel-ai-ui-message-stream': {
+          description: 'v1, when protocol=ui-message-stream: data-only frames of UI message chunks ending with [DONE]',
+        },
+      },
     },
     202: {
       description: 'Queued (Prefer: respond-async): follow the run at statusUrl, its events at eventsUrl',
@@ -51,7 +63,7 @@ export const runAgent = defineRoute({
     501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
     503: problemResponse('No model provider could answer (JSON mode)'),
   },
-  async handler({ params, body, caller, request, response }, { runs, config, runNotices }) {
+  async handler({ params, query, body, caller, request, response }, { runs, config, runNotices }) {
     if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
       const { run: queued } = await runs.enqueueRun({ run: startRunRequest(params.name, body, false) }, { caller });
       const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
@@ -75,7 +87,9 @@ export const runAgent = defineRoute({
       if (first.done || first.value.update?.$case !== 'started')
         throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
       if (oneResponse) return { status: 200, body: await runResponseBody(updates) };
-      await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal, runNotices);
+      if (query.protocol === UI_MESSAGE_STREAM_PROTOCOL)
+        await streamUIMessages(response, first.value.update.value.run!, updates, abort.signal, runNotices);
+      else await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal, runNotices);
       return { status: 200, sent: true };
     } catch (error) {
       // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.

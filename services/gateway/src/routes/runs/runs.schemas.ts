@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 /** Request and response shapes of the run routes, and the proto → JSON mappers of their records. */
 
-export const RunRequestSchema = z
+const RunRequestFields = z
   .strictObject({
     sessionId: z.string().optional(),
     message: z.string().min(1).max(1_000_000).optional(),
@@ -21,7 +21,43 @@ export const RunRequestSchema = z
   .refine((body) => (body.message === undefined) !== (body.messages === undefined), {
     message: 'give exactly one of message or messages',
     path: ['message'],
-  })
+  });
+
+/**
+ * The body `useChat`'s default transport sends (`{ id, messages: UIMessage[], trigger, messageId }`)
+ * read as a run request: each message's text parts become its content, a message without text
+ * (only tool parts) is left out, and the transport's own fields are dropped. Any other body is
+ * passed on as it is.
+ */
+function fromUIChatRequest(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || !('messages' in body) || !Array.isArray(body.messages)) return body;
+  if (!body.messages.some((message) => message && typeof message === 'object' && Array.isArray(message.parts))) return body;
+  const {
+    id: _chatId,
+    trigger: _trigger,
+    messageId: _messageId,
+    messages,
+    ...rest
+  } = body as Record<string, unknown> & { messages: any[] };
+  const turns = messages
+    .map((message) => ({
+      role: message?.role,
+      content: Array.isArray(message?.parts)
+        ? message.parts
+            .filter((part: any) => part?.type === 'text')
+            .map((part: any) => part.text)
+            .join('')
+        : message?.content,
+    }))
+    .filter((turn) => turn.content !== '');
+  return { ...rest, messages: turns };
+}
+
+export const RunRequestSchema = z
+  .preprocess(fromUIChatRequest, RunRequestFields)
+  .describe(
+    'A run request; the AI SDK useChat body ({ id, messages: UIMessage[], trigger }) is read as one too (text parts become content)',
+  )
   .meta({ id: 'RunRequest' });
 
 export type RunRequest = z.infer<typeof RunRequestSchema>;
