@@ -20,7 +20,7 @@ export type RunStreamFrame =
         | { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown }
         | { type: 'tool-result'; toolCallId: string; result: unknown }
         | { type: 'child-run'; runId: string; agentName: string }
-        | { type: string; [field: string]: unknown };
+        | { type: 'quota-threshold'; quota: string; percent: number; limit: number; used: number; resetsAt: string };
     }
   | { event: 'approvals'; data: { approvals: Array<{ id: string; toolName: string; args: unknown }> } }
   | { event: 'done'; data: { runId: string; status: string; usage: RunUsage; cost: RunResponse['cost']; output: RunResponse['output'] } }
