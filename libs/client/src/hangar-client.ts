@@ -2,7 +2,7 @@ import createClient, { defaultPathSerializer, type Client } from 'openapi-fetch'
 import { operationTable, type GeneratedGroups } from './generated/operations.js';
 import type { paths } from './generated/openapi.js';
 import type { IdempotentCallOptions, OperationEntry } from './operation-types.js';
-import { problemError } from './problem-error.js';
+import { dataOrThrow } from './problem-error.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type Fetch, type RetryPolicy } from './retrying-fetch.js';
 import {
   followRunEvents,
@@ -75,7 +75,7 @@ async function invoke(raw: Client<paths>, operation: OperationEntry, args: unkno
   const rest = args.slice(operation.pathParams.length);
   const body = operation.body === 'none' ? undefined : rest.shift();
   const options = (rest.shift() ?? {}) as IdempotentCallOptions<Record<string, unknown>>;
-  const { data, error, response } = await raw.request(
+  const result = await raw.request(
     operation.method,
     operation.path as never,
     {
@@ -88,8 +88,7 @@ async function invoke(raw: Client<paths>, operation: OperationEntry, args: unkno
       signal: options.signal,
     } as never,
   );
-  if (!response.ok) throw problemError(response, error);
-  return data;
+  return dataOrThrow(result);
 }
 
 function generatedGroups(raw: Client<paths>): GeneratedGroups {
@@ -102,14 +101,7 @@ function generatedGroups(raw: Client<paths>): GeneratedGroups {
 
 function agentRunHelpers(raw: Client<paths>): AgentRunHelpers {
   const runJson = async (name: string, request: RunRequest, headers: Record<string, string>, signal?: AbortSignal) => {
-    const { data, error, response } = await raw.POST('/api/agents/{name}/run', {
-      params: { path: { name } },
-      body: request,
-      headers,
-      signal,
-    });
-    if (!response.ok) throw problemError(response, error);
-    return data;
+    return dataOrThrow(await raw.POST('/api/agents/{name}/run', { params: { path: { name } }, body: request, headers, signal }));
   };
   return {
     run: (name, request, options = {}) => streamRun(raw, name, request, options.signal),

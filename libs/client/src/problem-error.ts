@@ -71,7 +71,7 @@ const isProblem = (body: unknown): body is ProblemBody =>
  * The error for a failed answer whose body was already read (`body`: parsed JSON, or text). An
  * answer that is not problem+json (a proxy's page) still becomes one, as `unexpected_response`.
  */
-export function problemError(response: Response, body: unknown): HangarProblemError {
+function problemError(response: Response, body: unknown): HangarProblemError {
   const retryAfter = retryAfterSeconds(response.headers);
   if (isProblem(body)) return new HangarProblemError(body, retryAfter);
   const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
@@ -87,14 +87,8 @@ export function problemError(response: Response, body: unknown): HangarProblemEr
   );
 }
 
-/** Reads a failed answer's body and makes the error. */
-export async function readProblem(response: Response): Promise<HangarProblemError> {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text
-  }
-  return problemError(response, body);
+/** An openapi-fetch result's data, or its failure as a HangarProblemError. */
+export function dataOrThrow<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (!result.response.ok) throw problemError(result.response, result.error);
+  return result.data as T;
 }

@@ -1,7 +1,7 @@
 import type { Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 import type { JsonBody, JsonResult } from './operation-types.js';
-import { HangarProblemError, problemError } from './problem-error.js';
+import { dataOrThrow, HangarProblemError } from './problem-error.js';
 import { backoffDelay, pause, type RetryPolicy } from './retrying-fetch.js';
 import { parseSse } from './sse-parser.js';
 
@@ -52,27 +52,24 @@ type Raw = Client<paths>;
 
 /** Frames of a run started over SSE. Leaving the loop early closes the connection, which cancels the run. */
 export async function* streamRun(raw: Raw, name: string, request: RunRequest, signal?: AbortSignal): AsyncGenerator<RunStreamFrame> {
-  const { data, error, response } = await raw.POST('/api/agents/{name}/run', {
-    params: { path: { name } },
-    body: request,
-    parseAs: 'stream',
-    signal,
-  });
-  if (!response.ok || !data) throw problemError(response, error);
-  for await (const frame of parseSse(data)) yield { event: frame.event, data: JSON.parse(frame.data) } as RunStreamFrame;
+  const body = dataOrThrow(
+    await raw.POST('/api/agents/{name}/run', { params: { path: { name } }, body: request, parseAs: 'stream', signal }),
+  );
+  for await (const frame of parseSse(body!)) yield { event: frame.event, data: JSON.parse(frame.data) } as RunStreamFrame;
 }
 
 /** One connection's events after `afterSeq`; an event at or before the position is not yielded again. */
 async function* readEventsOnce(raw: Raw, runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<RunEvent> {
-  const { data, error, response } = await raw.GET('/api/runs/{runId}/events', {
-    params: { path: { runId } },
-    headers: afterSeq ? { 'Last-Event-ID': String(afterSeq) } : {},
-    parseAs: 'stream',
-    signal,
-  });
-  if (!response.ok || !data) throw problemError(response, error);
+  const body = dataOrThrow(
+    await raw.GET('/api/runs/{runId}/events', {
+      params: { path: { runId } },
+      headers: afterSeq ? { 'Last-Event-ID': String(afterSeq) } : {},
+      parseAs: 'stream',
+      signal,
+    }),
+  );
   let position = afterSeq;
-  for await (const frame of parseSse(data)) {
+  for await (const frame of parseSse(body!)) {
     const event = JSON.parse(frame.data) as RunEvent;
     if (event.seq <= position) continue;
     position = event.seq;
@@ -84,9 +81,8 @@ async function* readEventsOnce(raw: Raw, runId: string, afterSeq: number, signal
 const isTransient = (error: unknown) => (error instanceof HangarProblemError ? error.status >= 500 : !(error instanceof SyntaxError));
 
 async function runHasEnded(raw: Raw, runId: string, signal?: AbortSignal): Promise<boolean> {
-  const { data, error, response } = await raw.GET('/api/runs/{runId}', { params: { path: { runId } }, signal });
-  if (!response.ok || !data) throw problemError(response, error);
-  return TERMINAL_STATUSES.has(data.status);
+  const run = dataOrThrow(await raw.GET('/api/runs/{runId}', { params: { path: { runId } }, signal }));
+  return TERMINAL_STATUSES.has(run.status);
 }
 
 /**
