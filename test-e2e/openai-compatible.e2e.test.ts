@@ -1,6 +1,14 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  createJwtIssuer,
+  FIXTURE_RUN_AUTHORIZATION,
+  startHangar,
+  startMockOpenAI,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { DefaultChatTransport, generateText, readUIMessageStream, streamText, type UIMessage } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,15 +21,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let mock: MockOpenAI;
 let hangar: HangarUnderTest;
 let openai: OpenAI;
+let issuer: Awaited<ReturnType<typeof createJwtIssuer>>;
 
 const runRecord = async (runId: string) => (await hangar.request('GET', `/api/runs/${runId}`)).body;
 const lastUpstreamMessages = (model: string) => mock.requests.filter((request) => request.model === model).at(-1)!.messages;
 
 beforeAll(async () => {
   mock = await startMockOpenAI();
+  issuer = await createJwtIssuer();
   hangar = await startHangar({
     modules: allInOneModules(),
-    overrides: { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } },
+    overrides: {
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+      Hangar: { Api: { Jwt: { Enabled: true, Jwks: issuer.jwks }, RunAuthorizationModule: FIXTURE_RUN_AUTHORIZATION } },
+      ContentGuard: { Pattern: { DeniedTerms: ['secret-sauce'] } },
+    },
   });
   for (const [name, model] of [
     ['assistant', 'plain'],
@@ -218,6 +232,62 @@ describe('the openai package', () => {
   it('answers an unauthenticated call in OpenAI’s error body', async () => {
     const anonymous = new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey: 'wrong', maxRetries: 0 });
     await expect(anonymous.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe('governance of /v1 runs, as on the native run route', () => {
+  const clientFor = (apiKey: string) => new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey, maxRetries: 0 });
+
+  it('attributes the run to the credential’s user and labels; the body’s user is recorded with the input only', async () => {
+    const carol = await issuer.sign({ sub: 'carol', roles: ['Operator'], hangar_labels: { team: 'billing' } });
+    const { response } = await clientFor(carol)
+      .chat.completions.create({
+        model: 'assistant',
+        messages: [{ role: 'user', content: 'hi' }],
+        user: 'mallory',
+        metadata: { ticket: 'T-9' },
+      })
+      .withResponse();
+    const runId = response.headers.get('x-hangar-run-id')!;
+    expect(await runRecord(runId)).toMatchObject({ userId: 'carol', labels: { team: 'billing' }, kind: 'Compatibility' });
+    const input = (await hangar.request('GET', `/api/runs/${runId}/input`)).body.input;
+    expect(input.clientMetadata).toEqual({ api: 'chat.completions', user: 'mallory', metadata: { ticket: 'T-9' } });
+  });
+
+  it('asks the run-authorization handler: a denied user gets PermissionDeniedError and no models', async () => {
+    const blocked = clientFor(await issuer.sign({ sub: 'blocked', roles: ['Operator'] }));
+    await expect(
+      blocked.chat.completions.create({ model: 'assistant', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+    await expect(blocked.responses.create({ model: 'assistant', input: 'hi' })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect((await blocked.models.list()).data).toEqual([]);
+  });
+
+  it('lets the content guard stop a run: an error without streaming, a content_filter finish when streaming', async () => {
+    const blocked = openai.chat.completions.create({
+      model: 'assistant',
+      messages: [{ role: 'user', content: 'the secret-sauce recipe' }],
+    });
+    await expect(blocked).rejects.toBeInstanceOf(OpenAI.UnprocessableEntityError);
+    await expect(blocked).rejects.toMatchObject({ code: 'content_blocked' });
+    const chunks = [];
+    for await (const chunk of await openai.chat.completions.create({
+      model: 'assistant',
+      messages: [{ role: 'user', content: 'the secret-sauce recipe' }],
+      stream: true,
+    }))
+      chunks.push(chunk);
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('content_filter');
+  });
+
+  it('replays a completion for the same Idempotency-Key without running it again', async () => {
+    const request = { model: 'counted', messages: [{ role: 'user' as const, content: 'once' }] };
+    const calls = mock.callsTo('counted');
+    const first = await openai.chat.completions.create(request, { headers: { 'Idempotency-Key': 'v1-once' } });
+    const { data: again, response } = await openai.chat.completions.create(request, { headers: { 'Idempotency-Key': 'v1-once' } }).withResponse();
+    expect(again.id).toBe(first.id);
+    expect(response.headers.get('idempotent-replayed')).toBe('true');
+    expect(mock.callsTo('counted')).toBe(calls + 1);
   });
 });
 
