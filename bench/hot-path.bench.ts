@@ -1,7 +1,7 @@
 import { dropSchemas, spawnAllInOne, TEST_POSTGRES_URL, TEST_TOKEN } from '@hangar/testing';
 import { benchEngines } from './engines.js';
 import pg from 'pg';
-import { apiTarget, directTarget } from './hot-path/client.js';
+import { apiTarget, compatibleTarget, directTarget } from './hot-path/client.js';
 import { measureFirehose } from './hot-path/firehose.js';
 import { measureFirstToken } from './hot-path/first-token.js';
 import { measureIdleStreams, printIdle, startHangingRun, type SqlCounters } from './hot-path/idle-streams.js';
@@ -75,6 +75,7 @@ let hangingRun: { close(): void } | undefined;
 const direct = directTarget(mock.url);
 const viaProxy = apiTarget('proxy', proxy.url);
 const viaHangar = apiTarget('Hangar', hangar.url, TEST_TOKEN);
+const viaCompatible = compatibleTarget(hangar.url, TEST_TOKEN);
 const figures: Figures = {};
 try {
   for (const name of AGENTS) {
@@ -87,7 +88,7 @@ try {
   }
 
   figures.firstToken = await workload('first-token', 'first-token added latency', () =>
-    measureFirstToken(direct, viaProxy, viaHangar, SAMPLES),
+    measureFirstToken(direct, viaProxy, viaHangar, viaCompatible, SAMPLES),
   );
   figures.json = await workload('json', 'short runs/s, JSON mode', () =>
     compareThroughput(viaProxy, viaHangar, 'JSON', CLIENTS, DURATION_S * 1000),

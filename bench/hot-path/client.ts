@@ -30,6 +30,21 @@ export function apiTarget(name: string, url: string, token?: string): Target {
   };
 }
 
+/** Hangar's OpenAI-compatible route: a streamed chat completion on the agent; tokens are chunks with text. */
+export function compatibleTarget(url: string, token: string): Target {
+  return {
+    name: 'Hangar /v1',
+    url,
+    run: (agent) => ({
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ model: agent, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    }),
+    // The first chunk carries the role and an empty content: not a token yet.
+    isToken: (frame) => /"content":"[^"]/.test(frame),
+  };
+}
+
 /** The mock's own chat-completions endpoint. */
 export function directTarget(mockUrl: string): Target {
   const base = new URL(mockUrl);

@@ -2,12 +2,14 @@ import { diff, ms, percentile, send, type Target } from './client.js';
 
 /**
  * First-token added latency: sequential streamed runs of model `ttft` (64 chunks 20 ms apart), each
- * sample timed direct from the mock, through the proxy and through Hangar; the figures are
- * percentiles of the per-sample differences (via X − direct). Fresh connections every time, so no
- * target profits from a warm socket. Hangar's stream is read to its end (leaving it would cancel
- * the run); the mock's and the proxy's are left at the first token.
+ * sample timed direct from the mock, through the proxy, through Hangar's run route and through its
+ * OpenAI-compatible `/v1/chat/completions`; the figures are percentiles of the per-sample
+ * differences (via X − direct). Fresh connections every time, so no target profits from a warm
+ * socket. Hangar's streams are read to their end (leaving one would cancel the run); the mock's and
+ * the proxy's are left at the first token.
  */
 export interface FirstTokenResult {
+  /** `proxy`, `hangar` (the native run route) and `compatible` (`/v1/chat/completions`). */
   added: Record<string, { p50: number; p99: number }>;
   /** Hangar's last token minus the mock's last token (p50), read to the end on both. */
   hangarLastTokenP50: number;
@@ -32,9 +34,16 @@ async function firstToken(target: Target, toTheEnd: boolean) {
   return { first, last: performance.now() - started };
 }
 
-export async function measureFirstToken(direct: Target, proxy: Target, hangar: Target, samples: number): Promise<FirstTokenResult> {
-  for (let warm = 0; warm < 5; warm += 1) await Promise.all([firstToken(proxy, false), firstToken(hangar, true)]);
-  const added: Record<string, number[]> = { proxy: [], hangar: [] };
+export async function measureFirstToken(
+  direct: Target,
+  proxy: Target,
+  hangar: Target,
+  compatible: Target,
+  samples: number,
+): Promise<FirstTokenResult> {
+  for (let warm = 0; warm < 5; warm += 1)
+    await Promise.all([firstToken(proxy, false), firstToken(hangar, true), firstToken(compatible, true)]);
+  const added: Record<string, number[]> = { proxy: [], hangar: [], compatible: [] };
   const directLast: number[] = [];
   const hangarLast: number[] = [];
   for (let sample = 0; sample < samples; sample += 1) {
@@ -44,6 +53,7 @@ export async function measureFirstToken(direct: Target, proxy: Target, hangar: T
     const through = await firstToken(hangar, true);
     added.hangar.push(through.first - base.first);
     hangarLast.push(through.last);
+    added.compatible.push((await firstToken(compatible, true)).first - base.first);
   }
   const result: FirstTokenResult = {
     added: Object.fromEntries(
@@ -51,12 +61,16 @@ export async function measureFirstToken(direct: Target, proxy: Target, hangar: T
     ),
     hangarLastTokenP50: percentile(hangarLast, 50) - percentile(directLast, 50),
   };
-  const { proxy: viaProxy, hangar: viaHangar } = result.added;
+  const { proxy: viaProxy, hangar: viaHangar, compatible: viaCompatible } = result.added;
   console.log(`first token added vs the mock directly (${samples} sequential samples, 64 chunks 20 ms apart):`);
   console.log(`  proxy   p50 ${ms(viaProxy.p50)}, p99 ${ms(viaProxy.p99)}`);
   console.log(
     `  Hangar  p50 ${ms(viaHangar.p50)} (${diff(viaHangar.p50, viaProxy.p50)} vs proxy), p99 ${ms(viaHangar.p99)} (${diff(viaHangar.p99, viaProxy.p99)} vs proxy); ` +
       `last token p50 ${diff(result.hangarLastTokenP50, 0)} vs the mock`,
+  );
+  console.log(
+    `  Hangar /v1/chat/completions  p50 ${ms(viaCompatible.p50)} (${diff(viaCompatible.p50, viaHangar.p50)} vs the run route), ` +
+      `p99 ${ms(viaCompatible.p99)} (${diff(viaCompatible.p99, viaHangar.p99)} vs the run route)`,
   );
   return result;
 }

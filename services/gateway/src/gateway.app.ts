@@ -94,7 +94,20 @@ function cors(context: GatewayContext) {
     response.set('Access-Control-Allow-Origin', origin).vary('Origin');
     response.set(
       'Access-Control-Expose-Headers',
-      'Location, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed, WWW-Authenticate',
+      [
+        'Location',
+        'Retry-After',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'Idempotent-Replayed',
+        'Preference-Applied',
+        'WWW-Authenticate',
+        // A browser client of /v1 and of useChat reads these too.
+        'X-Hangar-Run-Id',
+        'X-Hangar-Ignored-Parameters',
+        'x-vercel-ai-ui-message-stream',
+      ].join(', '),
     );
     if (request.method === 'OPTIONS' && request.get('access-control-request-method')) {
       response.set({
