@@ -43,7 +43,9 @@ it('allows each single-scope key exactly the routes of its scope', async () => {
         token: created.body.key,
         ...(route.method === 'POST' || route.method === 'PUT' ? { body: {} } : {}),
       });
-      const refused = answer.status === 403 && answer.body?.detail?.includes('scope');
+      // A /v1 route answers in OpenAI's error body.
+      const reason: string | undefined = answer.body?.detail ?? answer.body?.error?.message;
+      const refused = answer.status === 403 && reason?.includes('scope');
       if (refused !== (route.scope !== scope)) mismatches.push(`${scope} key → ${route.method} ${route.path}: ${answer.status}`);
     }
   }

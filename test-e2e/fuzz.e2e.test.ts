@@ -78,7 +78,7 @@ describe('fuzz over the OpenAPI document', () => {
           const response = await sendFuzzRequest(hangar.url, request, agent);
           sent += 1;
           byStatus.set(response.status, (byStatus.get(response.status) ?? 0) + 1);
-          const problem = answerProblem(response);
+          const problem = answerProblem(response, request.path);
           if (problem) findings.push({ request: { ...request, body: String(request.body ?? '').slice(0, 200) }, problem });
           return problem === undefined;
         }),

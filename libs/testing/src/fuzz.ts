@@ -292,10 +292,15 @@ export function sendFuzzRequest(baseUrl: string, request: FuzzRequest, agent: Ag
   });
 }
 
-/** What is wrong with an answer: a 5xx, or an error that is not problem+json; undefined when it is fine. */
-export function answerProblem(response: FuzzResponse): string | undefined {
+/**
+ * What is wrong with an answer: a 5xx, or an error that is not problem+json (on the OpenAI-compatible
+ * `/v1` routes: not OpenAI's error body); undefined when it is fine.
+ */
+/** `path` is the operation's, below the prefix. */
+export function answerProblem(response: FuzzResponse, path: string): string | undefined {
   if (response.status >= 500) return `${response.status}: ${response.body.slice(0, 300)}`;
   if (response.status < 400) return undefined;
+  if (path.startsWith('/v1/')) return openAIErrorProblem(response);
   if (!response.contentType.startsWith('application/problem+json'))
     return `${response.status} as ${response.contentType || 'no content type'}`;
   try {
@@ -304,6 +309,21 @@ export function answerProblem(response: FuzzResponse): string | undefined {
       return `${response.status}: a problem body without status/errorType`;
   } catch {
     return `${response.status}: a problem body that is not JSON`;
+  }
+  return undefined;
+}
+
+function openAIErrorProblem(response: FuzzResponse): string | undefined {
+  // A request that is not valid HTTP (a raw non-ASCII path) is answered before any route is known: problem+json.
+  if (response.contentType.startsWith('application/problem+json') && response.body.includes('the request is not valid HTTP/1.1'))
+    return undefined;
+  if (!response.contentType.startsWith('application/json')) return `${response.status} as ${response.contentType || 'no content type'}`;
+  try {
+    const { error } = JSON.parse(response.body) as { error?: { message?: unknown; type?: unknown; code?: unknown } };
+    if (typeof error?.message !== 'string' || typeof error.type !== 'string' || typeof error.code !== 'string')
+      return `${response.status}: not OpenAI's error body`;
+  } catch {
+    return `${response.status}: an error body that is not JSON`;
   }
   return undefined;
 }
