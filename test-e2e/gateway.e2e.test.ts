@@ -237,6 +237,7 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/runs/{runId}/events',
         'POST /hangar/api/agents/{name}/estimate',
         'GET /hangar/api/runs/{runId}/tree',
+        'GET /hangar/api/runs/{runId}/trace',
         'POST /hangar/api/runs/{runId}/cancel',
         'POST /hangar/api/runs/{runId}/feedback',
         'GET /hangar/api/runs/{runId}/feedback',

@@ -29,6 +29,7 @@ export const RETENTION_OWNERS: Partial<Record<RetentionTarget, 'RunExecutor' | '
   Jobs: 'RunExecutor',
   RunInputs: 'RunExecutor',
   RunScores: 'RunExecutor',
+  Spans: 'RunExecutor',
   WebhookDeliveries: 'Governance',
   IdempotencyKeys: 'Governance',
   SkillScriptGrants: 'Skill',

@@ -2,27 +2,87 @@ import { context, propagation, trace, type Context, type Span, SpanKind, SpanSta
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  SamplingDecision,
+  type ReadableSpan,
+  type Sampler,
+  type Span as SdkSpan,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 let provider: NodeTracerProvider | undefined;
 
+/** The attribute that makes a span the root of a run's own spans (the run executor's run span). */
+export const RUN_ID_ATTRIBUTE = 'hangar.run.id';
+
+/**
+ * Records every run span (and, through their parent, the spans under it) even when nothing else
+ * is recorded, so a run's trace can be kept; the rest follows `others`.
+ */
+class RunSpanSampler implements Sampler {
+  constructor(private readonly others: Sampler) {}
+  shouldSample(...args: Parameters<Sampler['shouldSample']>) {
+    if (args[4]?.[RUN_ID_ATTRIBUTE] !== undefined) return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+    return this.others.shouldSample(...args);
+  }
+  toString() {
+    return `RunSpanSampler{${this.others.toString()}}`;
+  }
+}
+
+/** What the process's span processor hands spans to: a module that keeps them (the run executor's run traces). */
+export interface SpanSink {
+  onStart(span: SdkSpan, parentContext: Context): void;
+  onEnd(span: ReadableSpan): void;
+}
+
+const sinks = new Set<SpanSink>();
+
+/** Hands every recorded span to the registered sinks (the provider takes its processors only when made). */
+const sinkProcessor: SpanProcessor = {
+  onStart: (span, parentContext) => sinks.forEach((sink) => sink.onStart(span, parentContext)),
+  onEnd: (span) => sinks.forEach((sink) => sink.onEnd(span)),
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
+
+let sinksInstalled = false;
+
+/** Whether this process hands run spans to sinks (the first start's `recordRunSpans`: one tracer per process). */
+export const runSpansRecorded = () => sinksInstalled;
+
+/** Registers a sink for recorded spans; the returned function removes it. */
+export function addSpanSink(sink: SpanSink): () => void {
+  sinks.add(sink);
+  return () => sinks.delete(sink);
+}
+
 /**
  * Installs the process-wide tracer (once): AsyncLocalStorage context and W3C `traceparent`
  * propagation. Spans are recorded and exported over OTLP/HTTP only when an endpoint is configured;
- * without one, trace ids still flow through HTTP → gRPC and into logs and problem bodies.
+ * without one, trace ids still flow through HTTP → gRPC and into logs and problem bodies. With
+ * `recordRunSpans`, run spans and the spans under them are recorded whatever else is, for the
+ * run traces the run executor keeps (`Observability:*`).
  */
-export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null }): void {
+export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null; recordRunSpans?: boolean }): void {
   if (provider) return;
-  const spanProcessors: SpanProcessor[] = options.otlpEndpoint
-    ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpEndpoint }))]
-    : [];
+  sinksInstalled = options.recordRunSpans === true;
+  const spanProcessors: SpanProcessor[] = [
+    ...(options.otlpEndpoint ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpEndpoint }))] : []),
+    ...(options.recordRunSpans ? [sinkProcessor] : []),
+  ];
+  // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
+  // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
+  const others = new ParentBasedSampler({ root: options.otlpEndpoint ? new AlwaysOnSampler() : new AlwaysOffSampler() });
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     spanProcessors,
-    // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
-    // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
-    ...(!options.otlpEndpoint && { sampler: new AlwaysOffSampler() }),
+    sampler: options.recordRunSpans ? new RunSpanSampler(others) : others,
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
 }

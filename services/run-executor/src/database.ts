@@ -86,4 +86,17 @@ export interface RunDatabase {
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
+  run_spans: {
+    tenant_id: string;
+    run_id: string;
+    span_id: string;
+    trace_id: string;
+    parent_span_id: string | null;
+    name: string;
+    start_time: Date;
+    end_time: Date;
+    status: 'Unset' | 'Ok' | 'Error';
+    /** Sealed when content protection is on (a span may hold a prompt with RecordSensitiveData). */
+    attributes: unknown;
+  };
 }

@@ -167,6 +167,10 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     async *streamRunEvents({ runId, afterSeq }, { caller, signal }) {
       for await (const event of closedOnCancel(engine.events(caller, runId, afterSeq, signal), signal)) yield event;
     },
+    async getRunTrace({ runId }, { caller }) {
+      const spans = await engine.trace(caller, runId);
+      return { spans: spans.map((span) => ({ ...span, parentSpanId: span.parentSpanId ?? undefined })) };
+    },
     async getRunTree({ runId }, { caller }) {
       return { runs: (await engine.tree(caller, runId)).map(runToProto) };
     },

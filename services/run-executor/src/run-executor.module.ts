@@ -1,6 +1,6 @@
 import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { contentCipherFrom, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
+import { addSpanSink, contentCipherFrom, runSpansRecorded, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -15,6 +15,8 @@ import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circ
 import { createModelResolver } from './providers/model-providers.js';
 import { createReconciliationRepository } from './reconciliation/reconciliation.repository.js';
 import { RUN_RETENTION_TARGETS } from './retention/retention-targets.js';
+import { createRunSpanRecorder } from './traces/run-span-recorder.js';
+import { createSpanRepository } from './traces/span.repository.js';
 import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
@@ -41,7 +43,11 @@ export const runExecutorModule = grpcServiceModule({
       scores: createScoreRepository(database.db, cipher),
       jobs: createJobRepository(database.db),
       reconciliation: createReconciliationRepository(database.db, { outbox, cipher }),
+      spans: createSpanRepository(database.db, cipher),
     };
+    // Each run's spans, kept when its run span ends (Observability:PersistSpans).
+    const spanRecorder = createRunSpanRecorder({ spans: repositories.spans, settings: config, logger });
+    const removeSpanSink = config.Observability.Enabled && config.Observability.PersistSpans ? addSpanSink(spanRecorder.sink) : undefined;
     const postgres = config.Stores.Postgres;
     const readView =
       database.engine === 'postgres'
@@ -91,6 +97,7 @@ export const runExecutorModule = grpcServiceModule({
         createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
         tenantEgress.fetch,
       ),
+      claimRunSpans: removeSpanSink && spanRecorder.claim,
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
         failureThreshold: config.CircuitBreaker.FailureThreshold,
@@ -137,6 +144,8 @@ export const runExecutorModule = grpcServiceModule({
         clearInterval(approvalScanner);
         await worker?.stop();
         await engine.drain();
+        removeSpanSink?.();
+        await spanRecorder.settled();
         await relay?.stop();
         await tenantSettings.stop();
         await tenantEgress.close();

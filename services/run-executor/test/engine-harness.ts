@@ -12,6 +12,7 @@ import type { ScoreRepository } from '../src/feedback/score.repository.js';
 import type { JobRepository } from '../src/jobs/job.repository.js';
 import { createCircuitBreaker } from '../src/providers/circuit-breaker.js';
 import type { ModelResolver, ResolvedModel } from '../src/providers/model-providers.js';
+import type { SpanRepository } from '../src/traces/span.repository.js';
 import type { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
 import { createRunEngine } from '../src/runs/run-engine.service.js';
 import { ZERO_USAGE, type RunRow, type RunStatus } from '../src/runs/run.model.js';
@@ -211,6 +212,7 @@ export function createHarness(options: HarnessOptions = {}) {
       scores: strictFake<ScoreRepository>('scores', {}),
       jobs: strictFake<JobRepository>('jobs', {}),
       reconciliation: strictFake<ReconciliationRepository>('reconciliation', stores.continuations),
+      spans: strictFake<SpanRepository>('spans', {}),
     },
     pubsub,
     eventsStored: () => {},

@@ -11,6 +11,7 @@ import { runMigrations } from '../src/migrations/index.js';
 import { createReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
 import type { NewRun } from '../src/runs/run.model.js';
 import { createRunRepository } from '../src/runs/run.repository.js';
+import { createSpanRepository } from '../src/traces/span.repository.js';
 
 /** The trickiest SQL of the run executor, on both engines: job leases, orphan claims and the outbox. */
 describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
@@ -317,5 +318,30 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       .where('id', '=', calls[1].id)
       .execute();
     expect((await sealed.expireApprovals(10)).find((approval) => approval.id === calls[1].id)?.args).toEqual({ secret: 'canary-2' });
+  });
+
+  it('keeps a run’s spans in start order, once, sealed, and shows them to their tenant only', async () => {
+    const spans = createSpanRepository(db, sealingCipher());
+    const runId = randomUUID();
+    const span = (spanId: string, start: number, parentSpanId: string | null) => ({
+      spanId,
+      traceId: 'a'.repeat(32),
+      parentSpanId,
+      name: `span ${spanId}`,
+      startTime: new Date(Date.UTC(2026, 10, 25, 12, 0, start)).toISOString(),
+      endTime: new Date(Date.UTC(2026, 10, 25, 12, 0, start + 1)).toISOString(),
+      status: 'Ok' as const,
+      attributes: { 'gen_ai.request.model': 'm', prompt: 'canary-span' },
+    });
+    await spans.insert('t1', runId, [span('b', 2, 'a'), span('a', 1, null)]);
+    await spans.insert('t1', runId, [span('a', 1, null)]);
+    expect((await spans.list('t1', runId)).map((each) => [each.spanId, each.parentSpanId, each.attributes.prompt])).toEqual([
+      ['a', null, 'canary-span'],
+      ['b', 'a', 'canary-span'],
+    ]);
+    expect(JSON.stringify(await db.selectFrom('run_spans').select('attributes').where('run_id', '=', runId).execute())).not.toContain(
+      'canary',
+    );
+    expect(await spans.list('t2', runId)).toEqual([]);
   });
 });

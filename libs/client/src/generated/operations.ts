@@ -19,6 +19,7 @@ export const operationTable = {
     list: { operationId: 'listRuns', method: 'get', path: '/api/runs', pathParams: [], body: 'none', response: 'json' },
     get: { operationId: 'getRun', method: 'get', path: '/api/runs/{runId}', pathParams: ['runId'], body: 'none', response: 'json' },
     getTree: { operationId: 'getRunTree', method: 'get', path: '/api/runs/{runId}/tree', pathParams: ['runId'], body: 'none', response: 'json' },
+    getTrace: { operationId: 'getRunTrace', method: 'get', path: '/api/runs/{runId}/trace', pathParams: ['runId'], body: 'none', response: 'json' },
     cancel: { operationId: 'cancelRun', method: 'post', path: '/api/runs/{runId}/cancel', pathParams: ['runId'], body: 'none', response: 'json' },
     saveFeedback: { operationId: 'saveRunFeedback', method: 'post', path: '/api/runs/{runId}/feedback', pathParams: ['runId'], body: 'json', response: 'json' },
     listFeedback: { operationId: 'listRunFeedback', method: 'get', path: '/api/runs/{runId}/feedback', pathParams: ['runId'], body: 'none', response: 'json' },
@@ -143,6 +144,8 @@ export interface GeneratedGroups {
     get(runId: PathParam<'getRun', 'runId'>, options?: CallOptions): Promise<JsonResult<'getRun'>>;
     /** `GET /api/runs/{runId}/tree`: Get a run tree */
     getTree(runId: PathParam<'getRunTree', 'runId'>, options?: CallOptions): Promise<JsonResult<'getRunTree'>>;
+    /** `GET /api/runs/{runId}/trace`: Get a run trace */
+    getTrace(runId: PathParam<'getRunTrace', 'runId'>, options?: CallOptions): Promise<JsonResult<'getRunTrace'>>;
     /** `POST /api/runs/{runId}/cancel`: Cancel a run */
     cancel(runId: PathParam<'cancelRun', 'runId'>, options?: CallOptions): Promise<JsonResult<'cancelRun'>>;
     /** `POST /api/runs/{runId}/feedback`: Score a run */

@@ -30,15 +30,8 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Health:CacheTtl',
     'Health:BackgroundInterval',
   ],
-  // API.md "Operations": persisted spans, GET /api/runs/{runId}/trace, /metrics gauges.
+  // API.md "Operations": /metrics gauges.
   Observability: [
-    'Observability:Enabled',
-    'Observability:PersistSpans',
-    'Observability:SuccessSampleRatio',
-    'Observability:AlwaysPersistFailures',
-    'Observability:MaxSpansPerRun',
-    'Observability:RecordSensitiveData',
-    'Observability:IncludeAgentVersionTag',
     'Observability:EnableQuotaUsageGauge',
     'Observability:QuotaUsageRefreshInterval',
     'Observability:EnableJobQueueDepthGauge',

@@ -22,7 +22,11 @@ export async function startProcess(options: {
 }): Promise<RunningProcess> {
   const { config } = options;
   const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level });
-  initTelemetry({ serviceName: `hangar-${options.name}`, otlpEndpoint: config.Telemetry.OtlpEndpoint });
+  initTelemetry({
+    serviceName: `hangar-${options.name}`,
+    otlpEndpoint: config.Telemetry.OtlpEndpoint,
+    recordRunSpans: config.Observability.Enabled && config.Observability.PersistSpans,
+  });
   const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
   let modules: StartedModules;
   try {

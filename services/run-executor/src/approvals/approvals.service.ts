@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolResultPart } from 'ai';
-import { conflict, isUuid, notFound, type Caller, type HangarConfig } from '@hangar/platform';
+import { conflict, inSpan, isUuid, notFound, SpanKind, type Caller, type HangarConfig } from '@hangar/platform';
 import type { AuditWriter } from '../clients/ports.js';
 import { channels, type TypedPubSub } from '../events/channels.js';
 import type { Emit } from '../events/event-writer.js';
@@ -100,10 +100,12 @@ export function createApprovals(deps: ApprovalsDeps) {
       }
       yield { type: 'approvals', approvals: requested };
       humanWait?.waiting();
-      const decided = await decisions(
-        runId,
-        requested.map((approval) => approval.id),
-        signal,
+      const decided = await inSpan('approval.wait', { kind: SpanKind.INTERNAL, attributes: { 'hangar.approvals': requested.length } }, () =>
+        decisions(
+          runId,
+          requested.map((approval) => approval.id),
+          signal,
+        ),
       );
       await humanWait?.resumed();
       await deps.record('run status', () => deps.runs.setStatus(runId, 'Running'));

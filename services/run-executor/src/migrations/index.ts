@@ -181,4 +181,24 @@ export const runMigrations: Record<string, Migration> = {
       await db.schema.createIndex('run_scores_created_at').on('run_scores').column('created_at').execute();
     },
   },
+  '0011_run_spans': {
+    async up(db: Kysely<any>) {
+      // A run's kept spans (Observability:PersistSpans), read as its trace.
+      await db.schema
+        .createTable('run_spans')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('run_id', 'uuid', (column) => column.notNull())
+        .addColumn('span_id', 'text', (column) => column.notNull())
+        .addColumn('trace_id', 'text', (column) => column.notNull())
+        .addColumn('parent_span_id', 'text')
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('start_time', 'timestamptz', (column) => column.notNull())
+        .addColumn('end_time', 'timestamptz', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('attributes', 'jsonb', (column) => column.notNull())
+        .addPrimaryKeyConstraint('run_spans_pk', ['run_id', 'span_id'])
+        .execute();
+      await db.schema.createIndex('run_spans_start_time').on('run_spans').column('start_time').execute();
+    },
+  },
 };

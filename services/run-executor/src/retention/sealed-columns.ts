@@ -26,6 +26,15 @@ export const RUN_SEALED_COLUMNS: SealedColumn[] = [
     tenant: tenantOfRun,
     where: toolEvent,
   },
+  // A span may hold a prompt or an answer (Observability:RecordSensitiveData): sealed like run event data.
+  {
+    table: 'run_spans',
+    key: ['run_id', 'span_id'],
+    column: 'attributes',
+    protects: 'RunEventData',
+    json: true,
+    tenant: (schema) => sql`t.tenant_id`,
+  },
   { table: 'run_scores', key: ['id'], column: 'comment', protects: 'RunScoreComments', json: false, tenant: tenantOfRun },
   { table: 'run_approvals', key: ['id'], column: 'args', protects: 'ApprovalArguments', json: true, tenant: tenantOfRun },
 ];

@@ -11,6 +11,7 @@ import type { Recorder } from '../recording.js';
 import { addUsage, sumUsage, usageOf, ZERO_USAGE, type Usage } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import { recordedPayload, type RunUpdate } from './run-update.js';
+import { modelCallTelemetry } from '../traces/run-tracing.js';
 
 /** Model steps per model call (each tool round-trip is one). */
 const MAX_STEPS = 8;
@@ -35,7 +36,7 @@ export interface ModelTurnsDeps {
   record: Recorder;
   logger: Logger;
   needsApproval: (toolName: string) => boolean;
-  settings: Pick<HangarConfig, 'Pricing' | 'RunRecording' | 'StructuredResponse'>;
+  settings: Pick<HangarConfig, 'Pricing' | 'RunRecording' | 'StructuredResponse' | 'Observability'>;
   graph: { maxTotalTokens: number; maxTotalCost: number };
 }
 
@@ -137,6 +138,8 @@ export function createModelTurns(deps: ModelTurnsDeps) {
             messages: attemptMessages,
             // A run request may carry system turns of its own (API.md "Runs"); they follow the agent's instructions.
             allowSystemInMessages: true,
+            // The model-call and tool-call spans, under the run's span (the run iterates its turns in its context).
+            experimental_telemetry: modelCallTelemetry(settings, runId, input.definition.name),
             tools: input.tools,
             // Tree budgets are checked between model turns: the tree so far plus this run's steps.
             stopWhen: [

@@ -35,6 +35,7 @@ import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartR
 import type { RunRepository } from './run.repository.js';
 import type { RunUpdate } from './run-update.js';
 import { createToolSets } from './tool-set.js';
+import type { SpanRepository } from '../traces/span.repository.js';
 
 const TREE_LIMIT = 200;
 
@@ -48,6 +49,7 @@ export interface RunEngineDeps {
     scores: ScoreRepository;
     jobs: JobRepository;
     reconciliation: ReconciliationRepository;
+    spans: SpanRepository;
   };
   pubsub: PubSub;
   /** Told after events were stored, so the outbox relay ships them soon. */
@@ -66,6 +68,8 @@ export interface RunEngineDeps {
   breaker: CircuitBreaker;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
   toolCatalog: ToolCatalog;
+  /** Tells the run span recorder of this engine that a run is its own (spans of other engines in the process are not). */
+  claimRunSpans?: (runId: string) => void;
 }
 
 /**
@@ -129,6 +133,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     record,
     logger,
     settings: config,
+    claimRunSpans: deps.claimRunSpans,
   });
   const queued = createQueuedRuns({
     jobs: repositories.jobs,
@@ -190,6 +195,12 @@ export function createRunEngine(deps: RunEngineDeps) {
       const input = await repositories.runs.getInput(caller.tenantId, runId);
       if (!input) throw notFound(`run ${runId} has no recorded input`);
       return { input: input.input as Record<string, unknown>, recordedAt: input.recorded_at.toISOString() };
+    },
+
+    /** The run's kept spans (empty when its trace was not kept: sampled out, or persisting is off). */
+    async trace(caller: Caller, runId: string) {
+      await requireRun(caller, runId);
+      return repositories.spans.list(caller.tenantId, runId);
     },
 
     /** Stored events after `afterSeq`, then live ones until the run's terminal event. */

@@ -18,6 +18,7 @@ import type { RunRepository } from './run.repository.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import type { ToolSets } from './tool-set.js';
+import { inRunContext, startRunTrace } from '../traces/run-tracing.js';
 
 export interface ExecutionContext {
   signal: AbortSignal;
@@ -43,9 +44,17 @@ export interface RunExecutionDeps {
   guard: ContentGuard | undefined;
   record: Recorder;
   logger: Logger;
+  claimRunSpans?: (runId: string) => void;
   settings: Pick<
     HangarConfig,
-    'AgentGraph' | 'ContentGuard' | 'Pricing' | 'RunRecording' | 'RunReconciliation' | 'RunContinuation' | 'StructuredResponse'
+    | 'AgentGraph'
+    | 'ContentGuard'
+    | 'Pricing'
+    | 'RunRecording'
+    | 'RunReconciliation'
+    | 'RunContinuation'
+    | 'StructuredResponse'
+    | 'Observability'
   >;
 }
 
@@ -169,6 +178,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
       }
     });
     const run: RunRow = started ?? placeholderRun(newRun);
+    deps.claimRunSpans?.(runId);
+    const runTrace = startRunTrace(run, caller.tenantId, settings);
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
     // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
     const continuable = continuationEnabled && !parent && !context.queuedRunId;
@@ -185,6 +196,13 @@ export function createRunExecution(deps: RunExecutionDeps) {
     async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
       ended = true;
       const full: RunOutcome = { prices: { input: null, output: null, cachedInput: null }, ...outcome };
+      try {
+        return await recordEnd(full);
+      } finally {
+        runTrace.end(full);
+      }
+    }
+    async function recordEnd(full: RunOutcome): Promise<RunRow> {
       await events?.drained();
       let endedBefore = false;
       const recorded = await record('run completion', () =>
@@ -236,7 +254,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
       );
       yield { type: 'started', run };
 
-      const outcome = yield* turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait);
+      const outcome = yield* inRunContext(
+        runTrace.context,
+        turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait),
+      );
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
       const cost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;

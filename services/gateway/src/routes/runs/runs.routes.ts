@@ -3,6 +3,7 @@ import { streamRunEvents } from './run-events.routes.js';
 import { deleteRunFeedback, listRunFeedback, saveRunFeedback } from './run-feedback.routes.js';
 import { cancelRun, getRun, getRunInput, getRunTree, listRuns } from './run-records.routes.js';
 import { runAgent } from './run-start.routes.js';
+import { getRunTrace } from './run-trace.routes.js';
 
 /** Every run route, in registration order (which is also their order in the OpenAPI document). */
 export const runRoutes = [
@@ -10,6 +11,7 @@ export const runRoutes = [
   listRuns,
   getRun,
   getRunTree,
+  getRunTrace,
   cancelRun,
   saveRunFeedback,
   listRunFeedback,

@@ -326,6 +326,28 @@ export interface EnqueueRunResponse {
   run: RunRecord | undefined;
 }
 
+export interface GetRunTraceRequest {
+  runId: string;
+}
+
+export interface TraceSpan {
+  spanId: string;
+  traceId: string;
+  parentSpanId?: string | undefined;
+  name: string;
+  startTime: string | undefined;
+  endTime:
+    | string
+    | undefined;
+  /** Unset, Ok or Error. */
+  status: string;
+  attributes: { [key: string]: any } | undefined;
+}
+
+export interface GetRunTraceResponse {
+  spans: TraceSpan[];
+}
+
 function createBaseChatMessage(): ChatMessage {
   return { role: "", content: "" };
 }
@@ -4151,6 +4173,264 @@ export const EnqueueRunResponse: MessageFns<EnqueueRunResponse> = {
   },
 };
 
+function createBaseGetRunTraceRequest(): GetRunTraceRequest {
+  return { runId: "" };
+}
+
+export const GetRunTraceRequest: MessageFns<GetRunTraceRequest> = {
+  encode(message: GetRunTraceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunTraceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunTraceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunTraceRequest>): GetRunTraceRequest {
+    return GetRunTraceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunTraceRequest>): GetRunTraceRequest {
+    const message = createBaseGetRunTraceRequest();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseTraceSpan(): TraceSpan {
+  return {
+    spanId: "",
+    traceId: "",
+    parentSpanId: undefined,
+    name: "",
+    startTime: undefined,
+    endTime: undefined,
+    status: "",
+    attributes: undefined,
+  };
+}
+
+export const TraceSpan: MessageFns<TraceSpan> = {
+  encode(message: TraceSpan, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.spanId !== "") {
+      writer.uint32(10).string(message.spanId);
+    }
+    if (message.traceId !== "") {
+      writer.uint32(18).string(message.traceId);
+    }
+    if (message.parentSpanId !== undefined) {
+      writer.uint32(26).string(message.parentSpanId);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.startTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.startTime), writer.uint32(42).fork()).join();
+    }
+    if (message.endTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.endTime), writer.uint32(50).fork()).join();
+    }
+    if (message.status !== "") {
+      writer.uint32(58).string(message.status);
+    }
+    if (message.attributes !== undefined) {
+      Struct.encode(Struct.wrap(message.attributes), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceSpan {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceSpan();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.spanId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.parentSpanId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.startTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.endTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.attributes = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<TraceSpan>): TraceSpan {
+    return TraceSpan.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TraceSpan>): TraceSpan {
+    const message = createBaseTraceSpan();
+    message.spanId = object.spanId ?? "";
+    message.traceId = object.traceId ?? "";
+    message.parentSpanId = object.parentSpanId ?? undefined;
+    message.name = object.name ?? "";
+    message.startTime = object.startTime ?? undefined;
+    message.endTime = object.endTime ?? undefined;
+    message.status = object.status ?? "";
+    message.attributes = object.attributes ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetRunTraceResponse(): GetRunTraceResponse {
+  return { spans: [] };
+}
+
+export const GetRunTraceResponse: MessageFns<GetRunTraceResponse> = {
+  encode(message: GetRunTraceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.spans) {
+      TraceSpan.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunTraceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunTraceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.spans.push(TraceSpan.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunTraceResponse>): GetRunTraceResponse {
+    return GetRunTraceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunTraceResponse>): GetRunTraceResponse {
+    const message = createBaseGetRunTraceResponse();
+    message.spans = object.spans?.map((e) => TraceSpan.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /** Runs: execution against model providers, recording, and the run event log. */
 export type RunExecutorServiceDefinition = typeof RunExecutorServiceDefinition;
 export const RunExecutorServiceDefinition = {
@@ -4208,6 +4488,15 @@ export const RunExecutorServiceDefinition = {
       requestType: GetRunInputRequest as typeof GetRunInputRequest,
       requestStream: false,
       responseType: GetRunInputResponse as typeof GetRunInputResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The run's kept spans (Observability:PersistSpans); none when its trace was not kept. */
+    getRunTrace: {
+      name: "GetRunTrace",
+      requestType: GetRunTraceRequest as typeof GetRunTraceRequest,
+      requestStream: false,
+      responseType: GetRunTraceResponse as typeof GetRunTraceResponse,
       responseStream: false,
       options: {},
     },
@@ -4307,6 +4596,11 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: GetRunInputRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<GetRunInputResponse>>;
+  /** The run's kept spans (Observability:PersistSpans); none when its trace was not kept. */
+  getRunTrace(
+    request: GetRunTraceRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetRunTraceResponse>>;
   /** History after `after_seq`, then live events, ending after the terminal event. */
   streamRunEvents(
     request: StreamRunEventsRequest,
@@ -4367,6 +4661,11 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<GetRunInputRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<GetRunInputResponse>;
+  /** The run's kept spans (Observability:PersistSpans); none when its trace was not kept. */
+  getRunTrace(
+    request: DeepPartial<GetRunTraceRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetRunTraceResponse>;
   /** History after `after_seq`, then live events, ending after the terminal event. */
   streamRunEvents(
     request: DeepPartial<StreamRunEventsRequest>,
