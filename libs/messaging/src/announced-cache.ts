@@ -1,3 +1,4 @@
+import { parseMessage } from './parse-message.js';
 import type { PubSub, Subscription } from './ports.js';
 
 export interface AnnouncedCacheOptions {
@@ -75,12 +76,8 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
 
 export type AnnouncedCache<V> = ReturnType<typeof createAnnouncedCache<V>>;
 
-/** The key an announcement names; undefined for a message that is not one. */
-function announcedId(message: string): string | undefined {
-  try {
-    const id = (JSON.parse(message) as { id?: unknown }).id;
-    return typeof id === 'string' ? id : undefined;
-  } catch {
-    return undefined;
-  }
+/** The key an announcement (`{ id }`: a change, a revocation) names; undefined for a message that is not one. */
+export function announcedId(message: string): string | undefined {
+  const id = (parseMessage(message) as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
 }

@@ -1,11 +1,5 @@
-import {
-  API_KEY_PREFIX,
-  API_KEY_REVOCATIONS_CHANNEL,
-  hashApiKey,
-  type ApiKeyRevocation,
-  type GovernanceServiceDefinition,
-} from '@hangar/contracts';
-import type { PubSub, Subscription } from '@hangar/messaging';
+import { API_KEY_PREFIX, API_KEY_REVOCATIONS_CHANNEL, hashApiKey, type GovernanceServiceDefinition } from '@hangar/contracts';
+import { announcedId, type PubSub, type Subscription } from '@hangar/messaging';
 import { unauthorized, type Caller, type CallerOptions, type Logger, type Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import { SCOPES, type Principal, type Scope } from './auth.js';
@@ -85,7 +79,7 @@ export function createApiKeyVerifier(deps: {
     async start() {
       subscription = await deps.pubsub
         .subscribe(API_KEY_REVOCATIONS_CHANNEL, (message) => {
-          const id = revokedId(message);
+          const id = announcedId(message);
           revocationsHeard += 1;
           for (const [hash, entry] of cache) if (entry.id === id) cache.delete(hash);
         })
@@ -100,13 +94,3 @@ export function createApiKeyVerifier(deps: {
 }
 
 export type ApiKeyVerifier = ReturnType<typeof createApiKeyVerifier>;
-
-/** The id a revocation names; undefined for a message that is not one. */
-function revokedId(message: string): string | undefined {
-  try {
-    const id = (JSON.parse(message) as ApiKeyRevocation).id;
-    return typeof id === 'string' ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
