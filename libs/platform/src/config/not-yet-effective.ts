@@ -25,12 +25,7 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',
   ],
-  // API.md "Operations": GET /api/models/health.
-  'Model health': [
-    'Health:CacheTtl',
-    'Health:BackgroundInterval',
-  ],
-  // API.md "Operations": persisted spans, GET /api/runs/{runId}/trace, /metrics gauges.
+  // API.md "Operations": persisted spans, GET /api/runs/{runId}/trace.
   Observability: [
     'Observability:Enabled',
     'Observability:PersistSpans',
@@ -39,11 +34,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Observability:MaxSpansPerRun',
     'Observability:RecordSensitiveData',
     'Observability:IncludeAgentVersionTag',
-    'Observability:EnableQuotaUsageGauge',
-    'Observability:QuotaUsageRefreshInterval',
-    'Observability:EnableJobQueueDepthGauge',
-    'Observability:JobQueueDepthRefreshInterval',
-    'Observability:MaxJobLaneCardinality',
   ],
   // API.md "Images and voice".
   Images: [
