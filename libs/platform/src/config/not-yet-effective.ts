@@ -13,10 +13,6 @@ import { ConfigSchema, type HangarConfig } from './schema.js';
  */
 // prettier-ignore
 export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
-  // API.md "Operations" (diagnostics), "OpenAI-compatible surface".
-  'HTTP API options': [
-    'Hangar:Api:EnableDiagnosticsEndpoint',
-  ],
   // SPEC Limits "Core": compaction summarization.
   Compaction: [
     'UtilityModel',
