@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import {
   ConfigSchema,
+  createProcessMetrics,
   loadConfig,
   NOT_YET_EFFECTIVE,
   settingsNotYetEffective,
@@ -91,7 +92,7 @@ describe('configuration keys not yet effective', () => {
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
     const config = loadConfig({ env: {}, overrides: { Knowledge: { ChunkSize: 500, MaxResults: 3 } } });
-    const started = await startModules([], { config, logger, engines: {} as Engines });
+    const started = await startModules([], { config, logger, engines: {} as Engines, metrics: createProcessMetrics('test') });
     await started.stop();
     expect(lines.map((line) => line.configKey)).toEqual(['Knowledge:ChunkSize', 'Knowledge:MaxResults']);
   });

@@ -6,6 +6,7 @@ import { jsonBodyGuard } from './http/input-guard.js';
 import { problemBody, problemHandler, sendProblem } from './http/problem.js';
 import { expressPath, mountRoute, servedPath, type RouteSpec } from './http/route.js';
 import { openAIErrors } from './http/openai-error.js';
+import { httpDurations } from './http/http-durations.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
@@ -22,6 +23,7 @@ import { sessionRoutes } from './routes/sessions.routes.js';
 import { skillScriptGrantRoutes } from './routes/skill-script-grants.routes.js';
 import { skillRoutes } from './routes/skills.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
+import { operationsRoutes } from './routes/operations.routes.js';
 
 const JSON_BODY_LIMIT = '1mb';
 
@@ -42,6 +44,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...webhookRoutes,
     ...retentionRoutes,
     ...openAIRoutes,
+    ...operationsRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;
@@ -152,6 +155,7 @@ export function createGatewayApp(context: GatewayContext) {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(tracing(context));
+  app.use(httpDurations(context.metrics));
   app.use(`${prefix}/v1`, openAIErrors());
   app.use(remoteAccessGuard(context));
   app.use(cors(context));

@@ -10,7 +10,7 @@ import type {
   WebhookServiceDefinition,
   RetentionPolicyServiceDefinition,
 } from '@hangar/contracts';
-import type { CallerOptions, HangarConfig, Logger, Role } from '@hangar/platform';
+import type { CallerOptions, HangarConfig, Logger, ProcessMetrics, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
 import type { RunEventHub } from './routes/runs/run-event-hub.js';
 import type { createAuthenticator, Scope } from './http/auth.js';
@@ -23,6 +23,8 @@ import type { TenantStatus } from './http/tenant-status.js';
 export interface GatewayContext {
   config: HangarConfig;
   logger: Logger;
+  /** This process's metrics, shown at `/metrics`. */
+  metrics: ProcessMetrics;
   authenticator: ReturnType<typeof createAuthenticator>;
   /** The scopes a role can use on this gateway's routes (an API key created without scopes holds these). */
   roleScopes(role: Role): Scope[];

@@ -36,7 +36,7 @@ const SHARED_RUN_EVENTS_KEPT = 512;
 export const gatewayModule: HangarModule = {
   name: 'Gateway',
   dependsOn: [...SERVICE_NAMES],
-  async start({ config, logger, engines, addressOf }) {
+  async start({ config, logger, engines, metrics, addressOf }) {
     const channels = Object.fromEntries(SERVICE_NAMES.map((name) => [name, createChannel(addressOf(name))]));
     const healthClients = Object.entries(channels).map(([name, channel]) => [name, createClient(HealthDefinition, channel)] as const);
     const governance = createServiceClient(GovernanceServiceDefinition, channels.Governance);
@@ -52,6 +52,7 @@ export const gatewayModule: HangarModule = {
     const context: GatewayContext = {
       config,
       logger,
+      metrics,
       authenticator: createAuthenticator(config, apiKeys),
       roleScopes: (role) => roleAuthorizations(routes)[role],
       rateLimit,

@@ -1,4 +1,4 @@
-import { createLogger, loadConfig } from '@hangar/platform';
+import { createLogger, createProcessMetrics, loadConfig } from '@hangar/platform';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGatewayApp, gatewayRoutes } from '../src/gateway.app.js';
@@ -22,7 +22,11 @@ function answeredRoutes(stack: Layer[]): string[] {
 // The document is the fuzz's map (issue 9): a route mounted past it would go unfuzzed and undocumented.
 it('the OpenAPI document lists every route the gateway answers, and nothing it does not', () => {
   const config = loadConfig({ env: {}, overrides: {} });
-  const context = { config, logger: createLogger({ name: 'openapi-coverage', level: 'silent' }) } as unknown as GatewayContext;
+  const context = {
+    config,
+    logger: createLogger({ name: 'openapi-coverage', level: 'silent' }),
+    metrics: createProcessMetrics('openapi-coverage'),
+  } as unknown as GatewayContext;
   const app = createGatewayApp(context) as unknown as { router: { stack: Layer[] } };
   const answered = answeredRoutes(app.router.stack).sort();
   const document = buildOpenApiDocument(gatewayRoutes(), { prefix: '', version: 'test' });

@@ -9,7 +9,7 @@ import {
   WebhookServiceDefinition,
 } from '@hangar/contracts';
 import { parseMessage } from '@hangar/messaging';
-import { auditOrLog, contentCipherFrom, grpcServiceModule, openRunEventData } from '@hangar/platform';
+import { auditOrLog, contentCipherFrom, grpcServiceModule, openRunEventData, refreshedGauge } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
@@ -37,7 +37,7 @@ const API_KEY_USE_FLUSH_MS = 10_000;
 /** The Governance process: tenants, API keys, quotas, webhooks, the audit trail and the idempotency keys the gateway keeps. */
 export const governanceModule = grpcServiceModule({
   name: 'Governance',
-  async setup({ config, engines, logger, addressOf }, grpc) {
+  async setup({ config, engines, logger, metrics, addressOf }, grpc) {
     const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
     const cipher = contentCipherFrom(config);
     const quotas = createQuotaRepository(database.db);
@@ -131,8 +131,23 @@ export const governanceModule = grpcServiceModule({
       // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
       await service.countRunEvent({ ...parsed.data, data: openRunEventData(cipher, parsed.data) });
     });
+    const quotaGauge = config.Observability.EnableQuotaUsageGauge
+      ? refreshedGauge({
+          meter: metrics.meter,
+          name: 'hangar_quota_usage_ratio',
+          description: 'How much of each quota rule its current window has used (1 is the limit), per tenant, rule and metric',
+          refreshMs: config.Observability.QuotaUsageRefreshInterval,
+          read: async () =>
+            (await service.quotaUsage()).map(({ tenantId, rule, metric, ratio }) => ({
+              labels: { tenant: tenantId, rule, metric },
+              value: ratio,
+            })),
+          logger,
+        })
+      : undefined;
     return {
       close: async () => {
+        quotaGauge?.stop();
         clearInterval(sweep);
         clearInterval(flush);
         await apiKeys.flushLastUsed().catch(() => {});

@@ -89,6 +89,17 @@ export function createGovernanceService(deps: {
       return Promise.all((await deps.quotas.rules(caller.tenantId)).map((rule) => statusOf(caller.tenantId, rule, now)));
     },
 
+    /** How much of each rule of every tenant its current window has used (0..1 and beyond), for the quota usage gauge. */
+    async quotaUsage(): Promise<Array<{ tenantId: string; rule: string; metric: QuotaMetric; ratio: number }>> {
+      const now = new Date();
+      return Promise.all(
+        (await deps.quotas.allRules()).map(async ({ tenantId, ...rule }) => {
+          const status = await statusOf(tenantId, rule, now);
+          return { tenantId, rule: rule.name, metric: rule.metric, ratio: status.used / rule.limit };
+        }),
+      );
+    },
+
     async deleteQuotaRule(caller: Caller, name: string) {
       if (!(await deps.quotas.deleteRule(caller.tenantId, name))) throw notFound(`quota rule "${name}" not found`);
     },

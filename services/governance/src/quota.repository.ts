@@ -82,6 +82,12 @@ export function createQuotaRepository(db: Kysely<GovernanceDatabase>) {
       return rows.map(toRule);
     },
 
+    /** Every tenant's rules (the quota usage gauge). */
+    async allRules(): Promise<Array<QuotaRuleRow & { tenantId: string }>> {
+      const rows = await db.selectFrom('quota_rules').selectAll().orderBy('tenant_id').orderBy('name').execute();
+      return rows.map((row) => ({ ...toRule(row), tenantId: row.tenant_id }));
+    },
+
     async deleteRule(tenantId: string, name: string): Promise<boolean> {
       const result = await db.deleteFrom('quota_rules').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
       return result.numDeletedRows > 0n;

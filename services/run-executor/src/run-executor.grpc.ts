@@ -1,6 +1,7 @@
 import { runStatusFromProto, runStatusToProto, type runPb as pb } from '@hangar/contracts';
 import { validationError, type CallerContext } from '@hangar/platform';
 import type { ApprovalRow } from './approvals/approval.model.js';
+import type { createDiagnostics } from './diagnostics.js';
 import type { ScoreRow } from './feedback/score.repository.js';
 import { RUN_KINDS, requestableRunKind, type RunKind, type RunRow } from './runs/run.model.js';
 import type { RunEngine } from './runs/run-engine.service.js';
@@ -99,7 +100,10 @@ const unknownStatus = (status: number): never => {
   throw validationError(`status ${status} is not a run status`, [{ path: 'status', message: 'must be a run status' }]);
 };
 
-export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImplementation<CallerContext> {
+export function runExecutorGrpc(
+  engine: RunEngine,
+  diagnose: ReturnType<typeof createDiagnostics>,
+): pb.RunExecutorServiceImplementation<CallerContext> {
   return {
     async *startRun(request, { caller, signal }) {
       const updates = engine.start(
@@ -189,6 +193,19 @@ export function runExecutorGrpc(engine: RunEngine): pb.RunExecutorServiceImpleme
     },
     async decideApproval({ runId, approvalId, approved, comment }, { caller }) {
       return { approval: approvalToProto(await engine.decideApproval(caller, runId, approvalId, { approved, comment })) };
+    },
+    async getModelHealth() {
+      return {
+        models: engine.modelHealth().map((entry) => ({
+          ...entry,
+          lastSuccessAt: entry.lastSuccessAt ?? undefined,
+          lastFailureAt: entry.lastFailureAt ?? undefined,
+          latencyMsP50: entry.latencyMsP50 ?? undefined,
+        })),
+      };
+    },
+    async getDiagnostics() {
+      return diagnose();
     },
     async deleteFeedback({ runId, scoreId }, { caller }) {
       await engine.deleteFeedback(caller, runId, scoreId);

@@ -1,6 +1,15 @@
 import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { addSpanSink, contentCipherFrom, runSpansRecorded, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
+import {
+  addSpanSink,
+  contentCipherFrom,
+  createGuardedFetch,
+  foldLanes,
+  grpcServiceModule,
+  refreshedGauge,
+  retentionGrpc,
+  runSpansRecorded,
+} from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -18,6 +27,7 @@ import { RUN_RETENTION_TARGETS } from './retention/retention-targets.js';
 import { createRunSpanRecorder } from './traces/run-span-recorder.js';
 import { createSpanRepository } from './traces/span.repository.js';
 import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
+import { createDiagnostics } from './diagnostics.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { createRunRepository } from './runs/run.repository.js';
@@ -29,7 +39,7 @@ const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
   dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance'],
-  async setup({ config, logger, engines, addressOf }, grpc) {
+  async setup({ config, logger, engines, metrics, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
     // A durable event log (Kafka) is fed through the transactional outbox; an in-process one, gone
     // with its process anyway, directly after each write (no outbox rows, no relay round trips).
@@ -103,8 +113,15 @@ export const runExecutorModule = grpcServiceModule({
         failureThreshold: config.CircuitBreaker.FailureThreshold,
         breakDurationMs: config.CircuitBreaker.BreakDuration,
       }),
+      meter: metrics.meter,
     });
-    grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
+    const diagnose = createDiagnostics({
+      jobQueueDepth: engine.jobQueueDepth,
+      pubsub: engines.pubsub,
+      sqlKind: database.engine,
+      eventLogKind: engines.eventLog.kind,
+    });
+    grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine, diagnose));
     grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS, { columns: RUN_SEALED_COLUMNS, cipher }));
     const scheduling = config.Scheduling;
     const worker =
@@ -138,8 +155,34 @@ export const runExecutorModule = grpcServiceModule({
           engine.expireApprovals().catch((error) => logger.warn({ err: error }, 'approval expiry scan failed'));
         }, approvals.ScanInterval)
       : undefined;
+    const observability = config.Observability;
+    const foldLane = foldLanes(observability.MaxJobLaneCardinality);
+    const queueGauge = observability.EnableJobQueueDepthGauge
+      ? refreshedGauge({
+          meter: metrics.meter,
+          name: 'hangar_job_queue_depth',
+          description: 'Jobs waiting for a worker, per lane (lanes beyond Observability:MaxJobLaneCardinality fold into "other")',
+          refreshMs: observability.JobQueueDepthRefreshInterval,
+          read: async () => Object.entries(foldLane(await engine.jobQueueDepth())).map(([lane, value]) => ({ labels: { lane }, value })),
+          logger,
+        })
+      : undefined;
+    // Probes run one round at a time: a round slower than the interval skips the next tick.
+    let probing: Promise<void> | undefined;
+    const prober =
+      config.Health.BackgroundInterval === null
+        ? undefined
+        : setInterval(() => {
+            probing ??= engine
+              .probeModels()
+              .catch((error) => logger.warn({ err: error }, 'model probe round failed'))
+              .finally(() => (probing = undefined));
+          }, config.Health.BackgroundInterval);
     return {
       close: async () => {
+        clearInterval(prober);
+        await probing;
+        queueGauge?.stop();
         clearInterval(scanner);
         clearInterval(approvalScanner);
         await worker?.stop();

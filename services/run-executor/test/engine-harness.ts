@@ -1,3 +1,4 @@
+import { createNoopMeter } from '@opentelemetry/api';
 import { MockLanguageModelV2, simulateReadableStream } from 'ai/test';
 import type { LanguageModelV2StreamPart } from '@ai-sdk/provider';
 import { AgentDefinitionInputSchema, normalizeDefinition, type AgentDefinitionInput } from '@hangar/contracts';
@@ -239,6 +240,7 @@ export function createHarness(options: HarnessOptions = {}) {
       failureThreshold: config.CircuitBreaker.FailureThreshold,
       breakDurationMs: config.CircuitBreaker.BreakDuration,
     }),
+    meter: createNoopMeter(),
   });
 
   /** Starts a run and collects every update until it ends. */

@@ -105,6 +105,11 @@ export const operationTable = {
     deleteConversation: { operationId: 'deleteConversation', method: 'delete', path: '/v1/conversations/{conversationId}', pathParams: ['conversationId'], body: 'none', response: 'json' },
     listConversationItems: { operationId: 'listConversationItems', method: 'get', path: '/v1/conversations/{conversationId}/items', pathParams: ['conversationId'], body: 'none', response: 'json' },
   },
+  operations: {
+    getMetrics: { operationId: 'getMetrics', method: 'get', path: '/metrics', pathParams: [], body: 'none', response: 'binary' },
+    getModelHealth: { operationId: 'getModelHealth', method: 'get', path: '/api/models/health', pathParams: [], body: 'none', response: 'json' },
+    getDiagnostics: { operationId: 'getDiagnostics', method: 'get', path: '/api/diagnostics', pathParams: [], body: 'none', response: 'json' },
+  },
   meta: {
     get: { operationId: 'getMeta', method: 'get', path: '/api/meta', pathParams: [], body: 'none', response: 'json' },
     getOpenApiDocument: { operationId: 'getOpenApiDocument', method: 'get', path: '/api/openapi.json', pathParams: [], body: 'none', response: 'json' },
@@ -288,6 +293,14 @@ export interface GeneratedGroups {
     deleteConversation(conversationId: PathParam<'deleteConversation', 'conversationId'>, options?: CallOptions): Promise<JsonResult<'deleteConversation'>>;
     /** `GET /v1/conversations/{conversationId}/items`: The items (messages) of a conversation, newest first by default */
     listConversationItems(conversationId: PathParam<'listConversationItems', 'conversationId'>, options?: CallOptions<QueryParams<'listConversationItems'>>): Promise<JsonResult<'listConversationItems'>>;
+  };
+  operations: {
+    /** `GET /metrics`: Prometheus metrics */
+    getMetrics(options?: CallOptions): Promise<Blob>;
+    /** `GET /api/models/health`: Health of each model */
+    getModelHealth(options?: CallOptions): Promise<JsonResult<'getModelHealth'>>;
+    /** `GET /api/diagnostics`: Diagnose the deployment */
+    getDiagnostics(options?: CallOptions): Promise<JsonResult<'getDiagnostics'>>;
   };
   meta: {
     /** `GET /api/meta`: Describe the service */

@@ -13,10 +13,6 @@ import { ConfigSchema, type HangarConfig } from './schema.js';
  */
 // prettier-ignore
 export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
-  // API.md "Operations" (diagnostics), "OpenAI-compatible surface".
-  'HTTP API options': [
-    'Hangar:Api:EnableDiagnosticsEndpoint',
-  ],
   // SPEC Limits "Core": compaction summarization.
   Compaction: [
     'UtilityModel',
@@ -24,19 +20,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   // The embedded store (PGlite) has no statement timeout.
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',
-  ],
-  // API.md "Operations": GET /api/models/health.
-  'Model health': [
-    'Health:CacheTtl',
-    'Health:BackgroundInterval',
-  ],
-  // API.md "Operations": /metrics gauges.
-  Observability: [
-    'Observability:EnableQuotaUsageGauge',
-    'Observability:QuotaUsageRefreshInterval',
-    'Observability:EnableJobQueueDepthGauge',
-    'Observability:JobQueueDepthRefreshInterval',
-    'Observability:MaxJobLaneCardinality',
   ],
   // API.md "Images and voice".
   Images: [

@@ -16,6 +16,8 @@ const ServiceEndpoint = section({
   Port: int().pipe(z.number().min(0).max(65535)).default(0),
   /** Where other processes reach this service (`host:port`); set in the distributed shape. */
   Address: nullable(z.string()),
+  /** A port of its own for `GET /metrics` when the service runs as its own process; unset, it serves none. */
+  MetricsPort: nullable(int().pipe(z.number().min(0).max(65535))),
 });
 
 const SERVICE_NAMES = ['AgentRegistry', 'RunExecutor', 'Session', 'Skill', 'Attachment', 'Governance'] as const;
@@ -142,6 +144,8 @@ export const ConfigSchema = z
         /** Module whose `rolePolicies` export decides who holds each role (SPEC Authentication 3). */
         RolePoliciesModule: nullable(z.string()),
         EnableDiagnosticsEndpoint: bool().default(false),
+        /** When set, `GET /metrics` needs `Authorization: Bearer <MetricsToken>` (API.md "Operations"). */
+        MetricsToken: nullable(z.string().min(16, 'must be at least 16 characters')),
         MapOpenAIConversations: bool().default(true),
         RunEventPollInterval: duration().default(250),
         /** How long a request under an Idempotency-Key holds it before a retry may take it over. */

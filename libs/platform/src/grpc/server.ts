@@ -1,4 +1,4 @@
-import { context as otelContext, trace, SpanStatusCode, type Context } from '@opentelemetry/api';
+import { context as otelContext, trace, SpanStatusCode, type Context, type Meter } from '@opentelemetry/api';
 import {
   createServer,
   ServerError,
@@ -11,6 +11,7 @@ import {
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
 import { classifyError, ERROR_KINDS, type HangarError } from '../errors.js';
 import type { Logger } from '../logging.js';
+import { grpcServerDurations } from '../metrics/server-durations.js';
 import { extractContext, SpanKind, tracer } from '../telemetry.js';
 import { readCaller, type Caller } from './caller.js';
 
@@ -93,9 +94,12 @@ export interface HangarGrpcServer {
   shutdown(): Promise<void>;
 }
 
-/** A gRPC server with tracing, caller and error middleware and the standard grpc.health.v1 service. */
-export function createGrpcServer(logger: Logger): HangarGrpcServer {
-  const server = createServer().use(serverMiddleware(logger));
+/**
+ * A gRPC server with tracing, caller and error middleware and the standard grpc.health.v1 service;
+ * with a `meter` (a server of a Hangar process, not one a test builds alone), call durations too.
+ */
+export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServer {
+  const server = (meter ? createServer().use(grpcServerDurations(meter)) : createServer()).use(serverMiddleware(logger));
   const health = HealthState();
   server.add(HealthDefinition, HealthServiceImpl(health));
   return {

@@ -1,5 +1,6 @@
 import type { ServiceName } from '../config/schema.js';
 import { createGrpcServer, type HangarGrpcServer } from '../grpc/server.js';
+import { listenForScrapes } from '../metrics/metrics-listener.js';
 import type { HangarModule, ModuleContext } from './modules.js';
 
 /**
@@ -15,13 +16,29 @@ export function grpcServiceModule(options: {
     name: options.name,
     dependsOn: options.dependsOn ?? [],
     async start(context) {
-      const grpc = createGrpcServer(context.logger);
+      const grpc = createGrpcServer(context.logger, context.metrics.meter);
       const resources = (await options.setup(context, grpc)) ?? {};
       const endpoint = context.config.Services[options.name];
       const port = await grpc.listen(endpoint.Host, endpoint.Port);
+      const scrapes =
+        endpoint.MetricsPort === null
+          ? undefined
+          : await listenForScrapes({
+              metrics: context.metrics,
+              host: endpoint.Host,
+              port: endpoint.MetricsPort,
+              metricsToken: context.config.Hangar.Api.MetricsToken,
+              logger: context.logger,
+            }).catch(async (error) => {
+              await grpc.shutdown();
+              await resources.close?.();
+              throw error;
+            });
       return {
         address: `${endpoint.Host}:${port}`,
+        httpPort: scrapes?.port,
         async stop() {
+          await scrapes?.close();
           await grpc.shutdown();
           await resources.close?.();
         },

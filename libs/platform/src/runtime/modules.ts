@@ -1,6 +1,7 @@
 import { warnNotYetEffective } from '../config/not-yet-effective.js';
 import type { HangarConfig, ServiceName } from '../config/schema.js';
 import type { Logger } from '../logging.js';
+import type { ProcessMetrics } from '../metrics/process-metrics.js';
 import type { Engines } from './engines.js';
 
 export type ModuleName = ServiceName | 'Gateway';
@@ -9,6 +10,8 @@ export interface ModuleContext {
   config: HangarConfig;
   logger: Logger;
   engines: Engines;
+  /** The process's metrics: what its modules record, what its `/metrics` shows. */
+  metrics: ProcessMetrics;
   /** `host:port` of a service: the one started in this process, else `Services:{name}:Address`. */
   addressOf(service: ServiceName): string;
 }

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type LoadConfigOptions } from '../config/load.js';
 import type { HangarConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logging.js';
+import { createProcessMetrics, type ProcessMetrics } from '../metrics/process-metrics.js';
 import { initTelemetry, shutdownTelemetry } from '../telemetry.js';
 import { createEngines, type Engines } from './engines.js';
 import { startModules, type HangarModule, type StartedModules } from './modules.js';
@@ -9,6 +10,7 @@ export interface RunningProcess {
   config: HangarConfig;
   logger: Logger;
   engines: Engines;
+  metrics: ProcessMetrics;
   modules: StartedModules;
   stop(): Promise<void>;
 }
@@ -28,11 +30,13 @@ export async function startProcess(options: {
     recordRunSpans: config.Observability.Enabled && config.Observability.PersistSpans,
   });
   const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
+  const metrics = createProcessMetrics(`hangar-${options.name}`);
   let modules: StartedModules;
   try {
-    modules = await startModules(options.modules, { config, logger, engines });
+    modules = await startModules(options.modules, { config, logger, engines, metrics });
   } catch (error) {
     await engines.close();
+    await metrics.shutdown();
     throw error;
   }
   let stopping: Promise<void> | undefined;
@@ -40,11 +44,13 @@ export async function startProcess(options: {
     config,
     logger,
     engines,
+    metrics,
     modules,
     stop: () =>
       (stopping ??= (async () => {
         await modules.stop();
         await engines.close();
+        await metrics.shutdown();
       })()),
   };
 }

@@ -19,6 +19,7 @@ export const API_TAGS = {
   'Content protection': 'Encryption of stored content at rest, and sealing it again under the active key (platform tenant only).',
   'OpenAI compatible':
     'OpenAI’s Chat Completions, Responses, Conversations and Models routes on stored agents (`model` names an agent), for the official OpenAI clients and the Vercel AI SDK. Errors use OpenAI’s error body.',
+  Operations: 'Prometheus metrics, diagnostics of the running deployment (when enabled) and the health of each configured model provider.',
   Meta: 'Service description, this document and health probes; none of them needs a credential.',
 } as const;
 

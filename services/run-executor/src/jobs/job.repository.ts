@@ -136,6 +136,17 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
     },
 
     /** Cancels a queued run whose job no worker has leased yet; undefined when one already has. */
+    /** Jobs waiting for a worker (a leased one is not waiting), per lane. */
+    async queuedByLane(): Promise<Record<string, number>> {
+      const rows = await db
+        .selectFrom('jobs')
+        .select(['lane', (eb) => eb.fn.countAll<string>().as('queued')])
+        .where('status', '=', 'queued')
+        .groupBy('lane')
+        .execute();
+      return Object.fromEntries(rows.map((row) => [row.lane, Number(row.queued)]));
+    },
+
     async cancelQueued(runId: string): Promise<RunRow | undefined> {
       return db.transaction().execute(async (trx) => {
         const job = await trx

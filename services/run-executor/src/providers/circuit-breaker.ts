@@ -1,6 +1,8 @@
+export type CircuitState = 'Closed' | 'Open' | 'HalfOpen';
+
 /**
  * One breaker per provider+model: after `failureThreshold` consecutive failures it opens for
- * `breakDurationMs`; the first call after that is a trial, and one more failure reopens it.
+ * `breakDurationMs`; the first call after that is a trial (half open), and one more failure reopens it.
  */
 export function createCircuitBreaker(
   settings: { enabled: boolean; failureThreshold: number; breakDurationMs: number },
@@ -12,6 +14,11 @@ export function createCircuitBreaker(
       if (!settings.enabled) return false;
       const circuit = circuits.get(key);
       return !!circuit && circuit.openUntil > now();
+    },
+    state(key: string): CircuitState {
+      const circuit = circuits.get(key);
+      if (!settings.enabled || !circuit || circuit.failures < settings.failureThreshold) return 'Closed';
+      return circuit.openUntil > now() ? 'Open' : 'HalfOpen';
     },
     success(key: string) {
       circuits.delete(key);

@@ -6,6 +6,7 @@ import type { Approvals, HumanWait } from '../approvals/approvals.service.js';
 import type { Emit } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
 import type { CircuitBreaker } from '../providers/circuit-breaker.js';
+import type { ModelCallTarget } from '../providers/model-health.js';
 import type { ModelResolver, TenantBindings } from '../providers/model-providers.js';
 import type { Recorder } from '../recording.js';
 import { addUsage, sumUsage, usageOf, ZERO_USAGE, type Usage } from './run.model.js';
@@ -31,6 +32,8 @@ export interface RunFailure {
 export interface ModelTurnsDeps {
   models: ModelResolver;
   breaker: CircuitBreaker;
+  /** Told of each model call's outcome and duration (metrics, model health). */
+  observeCall: (target: ModelCallTarget, outcome: 'success' | 'failure', durationMs: number) => void;
   approvals: Pick<Approvals, 'settle'>;
   runs: Pick<RunRepository, 'setModel'>;
   record: Recorder;
@@ -128,10 +131,12 @@ export function createModelTurns(deps: ModelTurnsDeps) {
       let structuredFailure: RunFailure | undefined;
       let attemptMessages = input.messages;
       let settling = false;
+      let callStarted = 0;
       try {
         // A Json/JsonSchema answer that does not validate is asked for again, at most MaxRepairAttempts
         // times; a turn that ends at tool calls needing approval continues once they are decided.
         for (let repairs = 0; ;) {
+          callStarted = performance.now();
           const result = streamText({
             model: resolved.languageModel,
             system: input.system,
@@ -210,6 +215,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
             }
             while (pending.length) yield pending.shift()!;
           }
+          deps.observeCall(resolved, 'success', performance.now() - callStarted);
           const lastStep = (await result.steps).at(-1);
           const undecided = (lastStep?.toolCalls ?? []).filter(
             (call) => deps.needsApproval(call.toolName) && !lastStep!.toolResults.some((done) => done.toolCallId === call.toolCallId),
@@ -247,6 +253,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
         // The SDK's own errors are the provider's, whatever their cause (a refused connection is an unreachable provider).
         if (settling || (!AISDKError.isInstance(error) && classifyError(error)?.status === 503)) throw error;
         deps.breaker.failure(resolved.circuit);
+        deps.observeCall(resolved, 'failure', performance.now() - callStarted);
         failure = { errorType: 'provider_error', message: `${key}: ${describe(error)}` };
         // Only the reason: the provider's error carries the request body, which holds the conversation.
         deps.logger.warn({ runId, model: key, reason: failure.message }, 'model call failed');

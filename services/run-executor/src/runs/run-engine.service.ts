@@ -1,3 +1,4 @@
+import type { Meter } from '@opentelemetry/api';
 import { auditOrLog, clampPage, conflict, isUuid, notFound, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import type { ApprovalRepository } from '../approvals/approval.repository.js';
@@ -23,6 +24,8 @@ import type { ScoreRepository } from '../feedback/score.repository.js';
 import type { JobRepository } from '../jobs/job.repository.js';
 import { createQueuedRuns } from '../jobs/queued-runs.service.js';
 import type { CircuitBreaker } from '../providers/circuit-breaker.js';
+import { createModelHealth } from '../providers/model-health.js';
+import { createModelProbe } from '../providers/model-probe.js';
 import type { ModelResolver } from '../providers/model-providers.js';
 import { createRecorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
@@ -31,6 +34,7 @@ import { createAdmission } from './admission.js';
 import { createModelTurns } from './model-turns.js';
 import { createPreparation } from './prepare.js';
 import { createRunExecution, graphLimit } from './run-execution.js';
+import { createRunMetrics } from './run-metrics.js';
 import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartRunRequest } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import type { RunUpdate } from './run-update.js';
@@ -66,6 +70,8 @@ export interface RunEngineDeps {
   tenantSettings: TenantSettingsSource;
   models: ModelResolver;
   breaker: CircuitBreaker;
+  /** Where the run series are recorded (the process's metrics). */
+  meter: Meter;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
   toolCatalog: ToolCatalog;
   /** Tells the run span recorder of this engine that a run is its own (spans of other engines in the process are not). */
@@ -109,6 +115,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     audit,
     settings: config,
   });
+  const metrics = createRunMetrics(deps.meter);
+  const modelHealth = createModelHealth({ breaker: deps.breaker, settings: config });
   const cancellation = createCancellation({ pubsub, logger, replyTimeoutMs: config.Hangar.Runs.CancelReplyTimeout });
   const execution = createRunExecution({
     runs: repositories.runs,
@@ -120,6 +128,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     modelTurns: createModelTurns({
       models: deps.models,
       breaker: deps.breaker,
+      observeCall: (target, outcome, durationMs) => {
+        metrics.modelCall(target, outcome, durationMs);
+        modelHealth.record(target, outcome, durationMs);
+      },
       approvals,
       runs: repositories.runs,
       record,
@@ -130,6 +142,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     }),
     cancellation,
     guard: contentGuardFrom(config),
+    metrics,
     record,
     logger,
     settings: config,
@@ -179,6 +192,12 @@ export function createRunEngine(deps: RunEngineDeps) {
     expireApprovals: approvals.expire,
     /** Waits for the orphaned runs this process restarted. */
     drain: reconciliation.drain,
+    /** Each configured model's health and circuit, cached Health:CacheTtl. */
+    modelHealth: modelHealth.report,
+    /** One background probe round (Health:BackgroundInterval). */
+    probeModels: createModelProbe({ models: deps.models, health: modelHealth, breaker: deps.breaker, logger }),
+    /** Jobs waiting for a worker, per lane. */
+    jobQueueDepth: () => repositories.jobs.queuedByLane(),
     get: requireRun,
 
     list: (caller: Caller, filter: RunFilter) =>

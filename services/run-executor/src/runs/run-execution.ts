@@ -15,6 +15,7 @@ import type { Preparation, PreparedRun } from './prepare.js';
 import { modelMessages, sessionTurn } from './run-messages.js';
 import { ZERO_USAGE, type NewRun, type RunOutcome, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
+import { noticingFirstText, type RunMetrics } from './run-metrics.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import type { ToolSets } from './tool-set.js';
@@ -42,6 +43,7 @@ export interface RunExecutionDeps {
   modelTurns: ModelTurns;
   cancellation: Cancellation;
   guard: ContentGuard | undefined;
+  metrics: Pick<RunMetrics, 'runStarted'>;
   record: Recorder;
   logger: Logger;
   claimRunSpans?: (runId: string) => void;
@@ -180,6 +182,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const run: RunRow = started ?? placeholderRun(newRun);
     deps.claimRunSpans?.(runId);
     const runTrace = startRunTrace(run, caller.tenantId, settings);
+    const observed = deps.metrics.runStarted();
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
     // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
     const continuable = continuationEnabled && !parent && !context.queuedRunId;
@@ -214,6 +217,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       );
       // Another ending was recorded first (an orphan scan during an outage): it stands, with its terminal event.
       if (endedBefore) return (await record('run', () => runs.get(caller.tenantId, runId))) ?? run;
+      observed.finished(full.status, full.usage, full.cost);
       const finished = recorded ?? {
         ...run,
         status: full.status,
@@ -256,7 +260,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
 
       const outcome = yield* inRunContext(
         runTrace.context,
-        turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait),
+        noticingFirstText(
+          turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait),
+          observed.firstToken,
+        ),
       );
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);

@@ -348,6 +348,49 @@ export interface GetRunTraceResponse {
   spans: TraceSpan[];
 }
 
+export interface GetModelHealthRequest {
+}
+
+export interface ModelHealth {
+  provider: string;
+  model: string;
+  /** Healthy | Degraded | Unhealthy | Unknown */
+  status: string;
+  /** Closed | Open | HalfOpen */
+  circuit: string;
+  lastSuccessAt?: string | undefined;
+  lastFailureAt?: string | undefined;
+  latencyMsP50?: number | undefined;
+  checkedAt: string;
+}
+
+export interface GetModelHealthResponse {
+  models: ModelHealth[];
+}
+
+export interface GetDiagnosticsRequest {
+}
+
+export interface EngineHealth {
+  /** sql | pubsub | eventLog */
+  name: string;
+  /** postgres, pglite, redis, kafka, memory */
+  kind: string;
+  /** Healthy | Unhealthy | Unknown */
+  status: string;
+  detail?: string | undefined;
+}
+
+export interface GetDiagnosticsResponse {
+  engines: EngineHealth[];
+  jobQueueDepth: { [key: string]: number };
+}
+
+export interface GetDiagnosticsResponse_JobQueueDepthEntry {
+  key: string;
+  value: number;
+}
+
 function createBaseChatMessage(): ChatMessage {
   return { role: "", content: "" };
 }
@@ -4431,6 +4474,533 @@ export const GetRunTraceResponse: MessageFns<GetRunTraceResponse> = {
   },
 };
 
+function createBaseGetModelHealthRequest(): GetModelHealthRequest {
+  return {};
+}
+
+export const GetModelHealthRequest: MessageFns<GetModelHealthRequest> = {
+  encode(_: GetModelHealthRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetModelHealthRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetModelHealthRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetModelHealthRequest>): GetModelHealthRequest {
+    return GetModelHealthRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<GetModelHealthRequest>): GetModelHealthRequest {
+    const message = createBaseGetModelHealthRequest();
+    return message;
+  },
+};
+
+function createBaseModelHealth(): ModelHealth {
+  return {
+    provider: "",
+    model: "",
+    status: "",
+    circuit: "",
+    lastSuccessAt: undefined,
+    lastFailureAt: undefined,
+    latencyMsP50: undefined,
+    checkedAt: "",
+  };
+}
+
+export const ModelHealth: MessageFns<ModelHealth> = {
+  encode(message: ModelHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.provider !== "") {
+      writer.uint32(10).string(message.provider);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.status !== "") {
+      writer.uint32(26).string(message.status);
+    }
+    if (message.circuit !== "") {
+      writer.uint32(34).string(message.circuit);
+    }
+    if (message.lastSuccessAt !== undefined) {
+      writer.uint32(42).string(message.lastSuccessAt);
+    }
+    if (message.lastFailureAt !== undefined) {
+      writer.uint32(50).string(message.lastFailureAt);
+    }
+    if (message.latencyMsP50 !== undefined) {
+      writer.uint32(56).int64(message.latencyMsP50);
+    }
+    if (message.checkedAt !== "") {
+      writer.uint32(66).string(message.checkedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.circuit = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastSuccessAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastFailureAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.latencyMsP50 = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.checkedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ModelHealth>): ModelHealth {
+    return ModelHealth.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ModelHealth>): ModelHealth {
+    const message = createBaseModelHealth();
+    message.provider = object.provider ?? "";
+    message.model = object.model ?? "";
+    message.status = object.status ?? "";
+    message.circuit = object.circuit ?? "";
+    message.lastSuccessAt = object.lastSuccessAt ?? undefined;
+    message.lastFailureAt = object.lastFailureAt ?? undefined;
+    message.latencyMsP50 = object.latencyMsP50 ?? undefined;
+    message.checkedAt = object.checkedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseGetModelHealthResponse(): GetModelHealthResponse {
+  return { models: [] };
+}
+
+export const GetModelHealthResponse: MessageFns<GetModelHealthResponse> = {
+  encode(message: GetModelHealthResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.models) {
+      ModelHealth.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetModelHealthResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetModelHealthResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.models.push(ModelHealth.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetModelHealthResponse>): GetModelHealthResponse {
+    return GetModelHealthResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetModelHealthResponse>): GetModelHealthResponse {
+    const message = createBaseGetModelHealthResponse();
+    message.models = object.models?.map((e) => ModelHealth.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetDiagnosticsRequest(): GetDiagnosticsRequest {
+  return {};
+}
+
+export const GetDiagnosticsRequest: MessageFns<GetDiagnosticsRequest> = {
+  encode(_: GetDiagnosticsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDiagnosticsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDiagnosticsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetDiagnosticsRequest>): GetDiagnosticsRequest {
+    return GetDiagnosticsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<GetDiagnosticsRequest>): GetDiagnosticsRequest {
+    const message = createBaseGetDiagnosticsRequest();
+    return message;
+  },
+};
+
+function createBaseEngineHealth(): EngineHealth {
+  return { name: "", kind: "", status: "", detail: undefined };
+}
+
+export const EngineHealth: MessageFns<EngineHealth> = {
+  encode(message: EngineHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.status !== "") {
+      writer.uint32(26).string(message.status);
+    }
+    if (message.detail !== undefined) {
+      writer.uint32(34).string(message.detail);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EngineHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEngineHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EngineHealth>): EngineHealth {
+    return EngineHealth.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EngineHealth>): EngineHealth {
+    const message = createBaseEngineHealth();
+    message.name = object.name ?? "";
+    message.kind = object.kind ?? "";
+    message.status = object.status ?? "";
+    message.detail = object.detail ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetDiagnosticsResponse(): GetDiagnosticsResponse {
+  return { engines: [], jobQueueDepth: {} };
+}
+
+export const GetDiagnosticsResponse: MessageFns<GetDiagnosticsResponse> = {
+  encode(message: GetDiagnosticsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.engines) {
+      EngineHealth.encode(v!, writer.uint32(10).fork()).join();
+    }
+    globalThis.Object.entries(message.jobQueueDepth).forEach(([key, value]: [string, number]) => {
+      GetDiagnosticsResponse_JobQueueDepthEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDiagnosticsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDiagnosticsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.engines.push(EngineHealth.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = GetDiagnosticsResponse_JobQueueDepthEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.jobQueueDepth[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetDiagnosticsResponse>): GetDiagnosticsResponse {
+    return GetDiagnosticsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetDiagnosticsResponse>): GetDiagnosticsResponse {
+    const message = createBaseGetDiagnosticsResponse();
+    message.engines = object.engines?.map((e) => EngineHealth.fromPartial(e)) || [];
+    message.jobQueueDepth = (globalThis.Object.entries(object.jobQueueDepth ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseGetDiagnosticsResponse_JobQueueDepthEntry(): GetDiagnosticsResponse_JobQueueDepthEntry {
+  return { key: "", value: 0 };
+}
+
+export const GetDiagnosticsResponse_JobQueueDepthEntry: MessageFns<GetDiagnosticsResponse_JobQueueDepthEntry> = {
+  encode(message: GetDiagnosticsResponse_JobQueueDepthEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int64(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDiagnosticsResponse_JobQueueDepthEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDiagnosticsResponse_JobQueueDepthEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetDiagnosticsResponse_JobQueueDepthEntry>): GetDiagnosticsResponse_JobQueueDepthEntry {
+    return GetDiagnosticsResponse_JobQueueDepthEntry.fromPartial(base ?? {});
+  },
+  fromPartial(
+    object: DeepPartial<GetDiagnosticsResponse_JobQueueDepthEntry>,
+  ): GetDiagnosticsResponse_JobQueueDepthEntry {
+    const message = createBaseGetDiagnosticsResponse_JobQueueDepthEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
 /** Runs: execution against model providers, recording, and the run event log. */
 export type RunExecutorServiceDefinition = typeof RunExecutorServiceDefinition;
 export const RunExecutorServiceDefinition = {
@@ -4568,6 +5138,24 @@ export const RunExecutorServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Each configured model's health and circuit as this instance sees them (cached Health:CacheTtl). */
+    getModelHealth: {
+      name: "GetModelHealth",
+      requestType: GetModelHealthRequest as typeof GetModelHealthRequest,
+      requestStream: false,
+      responseType: GetModelHealthResponse as typeof GetModelHealthResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The run executor's part of the diagnostics: its engines' health and the job queue per lane. */
+    getDiagnostics: {
+      name: "GetDiagnostics",
+      requestType: GetDiagnosticsRequest as typeof GetDiagnosticsRequest,
+      requestStream: false,
+      responseType: GetDiagnosticsResponse as typeof GetDiagnosticsResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -4634,6 +5222,16 @@ export interface RunExecutorServiceImplementation<CallContextExt = {}> {
     request: DecideApprovalRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<DecideApprovalResponse>>;
+  /** Each configured model's health and circuit as this instance sees them (cached Health:CacheTtl). */
+  getModelHealth(
+    request: GetModelHealthRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetModelHealthResponse>>;
+  /** The run executor's part of the diagnostics: its engines' health and the job queue per lane. */
+  getDiagnostics(
+    request: GetDiagnosticsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetDiagnosticsResponse>>;
 }
 
 export interface RunExecutorServiceClient<CallOptionsExt = {}> {
@@ -4699,6 +5297,16 @@ export interface RunExecutorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<DecideApprovalRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<DecideApprovalResponse>;
+  /** Each configured model's health and circuit as this instance sees them (cached Health:CacheTtl). */
+  getModelHealth(
+    request: DeepPartial<GetModelHealthRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetModelHealthResponse>;
+  /** The run executor's part of the diagnostics: its engines' health and the job queue per lane. */
+  getDiagnostics(
+    request: DeepPartial<GetDiagnosticsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetDiagnosticsResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
