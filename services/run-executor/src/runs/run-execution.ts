@@ -13,7 +13,16 @@ import type { ReconciliationRepository } from '../reconciliation/reconciliation.
 import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
 import type { Preparation, PreparedRun } from './prepare.js';
 import { modelMessages, sessionTurn } from './run-messages.js';
-import { ZERO_USAGE, type NewRun, type RunOutcome, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
+import {
+  placeholderRun,
+  recordedRunInput,
+  ZERO_USAGE,
+  type NewRun,
+  type RunOutcome,
+  type RunRow,
+  type StartRunRequest,
+  type Usage,
+} from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import { noticingFirstText, type RunMetrics } from './run-metrics.js';
 import { recordable, type RunUpdate } from './run-update.js';
@@ -152,7 +161,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const runId = existingRunId ?? randomUUID();
     // A queued run that ended already (its worker died after finishing it) is not executed again.
     if (context.queuedRunId && !(await runs.markRunning(runId))) return;
-    const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? runInput(definition.name, request) : undefined;
+    const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? recordedRunInput(definition.name, request) : undefined;
     // A new run's row, input and first model are one statement; a queued or continued run's row exists.
     const firstModel = existingRunId ? undefined : { provider: definition.model.provider, model: definition.model.model };
     const newRun: NewRun = {
@@ -389,28 +398,3 @@ export function createRunExecution(deps: RunExecutionDeps) {
 }
 
 export type RunExecution = ReturnType<typeof createRunExecution>;
-
-/** What `RunRecording:RecordRunInput` keeps of a run's request. */
-const runInput = (agentName: string, request: StartRunRequest) => ({
-  agentName,
-  sessionId: request.sessionId ?? null,
-  messages: request.messages,
-  parameters: request.parameters,
-  attachments: request.attachments,
-  ...(request.clientMetadata && { clientMetadata: request.clientMetadata }),
-});
-
-/** What the caller still gets when the run row could not be written (recording must not block the run). */
-const placeholderRun = (run: NewRun): RunRow => ({
-  ...run,
-  status: 'Running',
-  startedAt: new Date().toISOString(),
-  completedAt: null,
-  durationMs: null,
-  usage: ZERO_USAGE,
-  cost: null,
-  modelProvider: null,
-  model: null,
-  errorType: null,
-  errorMessage: null,
-});

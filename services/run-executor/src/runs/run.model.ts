@@ -146,3 +146,28 @@ export function usageOf(usage: Partial<Usage>): Usage {
 
 /** Several steps' usage added up (the AI SDK reports it per step). */
 export const sumUsage = (usages: Array<Partial<Usage>>): Usage => usages.map(usageOf).reduce(addUsage, ZERO_USAGE);
+
+/** What `RunRecording:RecordRunInput` keeps of a run's request. */
+export const recordedRunInput = (agentName: string, request: StartRunRequest) => ({
+  agentName,
+  sessionId: request.sessionId ?? null,
+  messages: request.messages,
+  parameters: request.parameters,
+  attachments: request.attachments,
+  ...(request.clientMetadata && { clientMetadata: request.clientMetadata }),
+});
+
+/** What the caller still gets when the run row could not be written (recording must not block the run). */
+export const placeholderRun = (run: NewRun): RunRow => ({
+  ...run,
+  status: 'Running',
+  startedAt: new Date().toISOString(),
+  completedAt: null,
+  durationMs: null,
+  usage: ZERO_USAGE,
+  cost: null,
+  modelProvider: null,
+  model: null,
+  errorType: null,
+  errorMessage: null,
+});
