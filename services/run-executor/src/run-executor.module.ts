@@ -57,7 +57,9 @@ export const runExecutorModule = grpcServiceModule({
     };
     // Each run's spans, kept when its run span ends (Observability:PersistSpans).
     const spanRecorder = createRunSpanRecorder({ spans: repositories.spans, settings: config, logger });
-    const removeSpanSink = config.Observability.Enabled && config.Observability.PersistSpans ? addSpanSink(spanRecorder.sink) : undefined;
+    // The process records run spans only if its first start asked for it (one tracer per process).
+    const removeSpanSink =
+      config.Observability.Enabled && config.Observability.PersistSpans && runSpansRecorded() ? addSpanSink(spanRecorder.sink) : undefined;
     const postgres = config.Stores.Postgres;
     const readView =
       database.engine === 'postgres'
@@ -107,7 +109,7 @@ export const runExecutorModule = grpcServiceModule({
         createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
         tenantEgress.fetch,
       ),
-      claimRunSpans: removeSpanSink && spanRecorder.claim,
+      runSpanClaims: removeSpanSink && spanRecorder,
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
         failureThreshold: config.CircuitBreaker.FailureThreshold,

@@ -9,7 +9,7 @@ import type { RunSpan, SpanRepository } from '../src/traces/span.repository.js';
 
 /** Which spans of which run are kept, and when (Observability:SuccessSampleRatio, AlwaysPersistFailures, MaxSpansPerRun). */
 
-function recorderWith(settings: { SuccessSampleRatio: number; AlwaysPersistFailures: boolean; MaxSpansPerRun: number }, random = 0.5) {
+function recorderWith(settings: { SuccessSampleRatio: number; AlwaysPersistFailures: boolean; MaxSpansPerRun: number }, random?: number) {
   const kept: Array<{ tenantId: string; runId: string; spans: RunSpan[] }> = [];
   const spans = strictFake<SpanRepository>('spans', {
     async insert(tenantId, runId, written) {
@@ -21,7 +21,7 @@ function recorderWith(settings: { SuccessSampleRatio: number; AlwaysPersistFailu
     // The recorder reads only these three keys.
     settings: { Observability: settings } as unknown as Parameters<typeof createRunSpanRecorder>[0]['settings'],
     logger: createLogger({ name: 'test', level: 'silent' }),
-    random: () => random,
+    random: random === undefined ? undefined : () => random,
   });
   const provider = new BasicTracerProvider({
     spanProcessors: [{ ...recorder.sink, forceFlush: async () => {}, shutdown: async () => {} }],
@@ -42,7 +42,7 @@ function recorderWith(settings: { SuccessSampleRatio: number; AlwaysPersistFailu
     runSpan.end();
     await recorder.settled();
   }
-  return { kept, run };
+  return { kept, run, recorder, tracer };
 }
 
 describe('run span recorder', () => {
@@ -76,5 +76,28 @@ describe('run span recorder', () => {
     expect(spans).toHaveLength(3);
     const runSpan = spans.find((span) => span.attributes[RUN_ID_ATTRIBUTE] === 'r1')!;
     expect(runSpan.attributes['hangar.spans.dropped']).toBe(4);
+  });
+
+  it('forgets a span that never ends once its run span ended, and samples every run of one trace alike', async () => {
+    const { kept, recorder, tracer } = recorderWith({ SuccessSampleRatio: 0.5, AlwaysPersistFailures: false, MaxSpansPerRun: 200 });
+    recorder.claim('parent');
+    recorder.claim('child');
+    const parent = tracer.startSpan('invoke_agent parent', { attributes: { [RUN_ID_ATTRIBUTE]: 'parent', [TENANT_ATTRIBUTE]: 't1' } });
+    const parentContext = trace.setSpan(context.active(), parent);
+    const abandoned = tracer.startSpan('never ends', {}, parentContext);
+    const child = tracer.startSpan(
+      'invoke_agent child',
+      { attributes: { [RUN_ID_ATTRIBUTE]: 'child', [TENANT_ATTRIBUTE]: 't1' } },
+      parentContext,
+    );
+    child.end();
+    parent.end();
+    // The abandoned span's late end belongs to no run any more.
+    abandoned.end();
+    await recorder.settled();
+    const traceId = parent.spanContext().traceId;
+    const keptByTrace = parseInt(traceId.slice(-8), 16) / 2 ** 32 < 0.5;
+    expect(kept.map((write) => write.runId).sort()).toEqual(keptByTrace ? ['child', 'parent'] : []);
+    expect(kept.flatMap((write) => write.spans.map((span) => span.name))).not.toContain('never ends');
   });
 });

@@ -40,6 +40,7 @@ import type { RunRepository } from './run.repository.js';
 import type { RunUpdate } from './run-update.js';
 import { createToolSets } from './tool-set.js';
 import type { SpanRepository } from '../traces/span.repository.js';
+import type { RunSpanClaims } from '../traces/run-span-recorder.js';
 
 const TREE_LIMIT = 200;
 
@@ -74,8 +75,8 @@ export interface RunEngineDeps {
   meter: Meter;
   /** Names of the tools in the registry's catalog, with their JSON Schemas. */
   toolCatalog: ToolCatalog;
-  /** Tells the run span recorder of this engine that a run is its own (spans of other engines in the process are not). */
-  claimRunSpans?: (runId: string) => void;
+  /** Tells the run span recorder of this engine which runs are its own (spans of other engines in the process are not). */
+  runSpanClaims?: RunSpanClaims;
 }
 
 /**
@@ -146,7 +147,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     record,
     logger,
     settings: config,
-    claimRunSpans: deps.claimRunSpans,
+    runSpanClaims: deps.runSpanClaims,
   });
   const queued = createQueuedRuns({
     jobs: repositories.jobs,

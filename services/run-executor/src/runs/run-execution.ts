@@ -29,6 +29,7 @@ import { recordable, type RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import type { ToolSets } from './tool-set.js';
 import { inRunContext, startRunTrace } from '../traces/run-tracing.js';
+import type { RunSpanClaims } from '../traces/run-span-recorder.js';
 
 export interface ExecutionContext {
   signal: AbortSignal;
@@ -55,7 +56,7 @@ export interface RunExecutionDeps {
   metrics: Pick<RunMetrics, 'runStarted'>;
   record: Recorder;
   logger: Logger;
-  claimRunSpans?: (runId: string) => void;
+  runSpanClaims?: RunSpanClaims;
   settings: Pick<
     HangarConfig,
     | 'AgentGraph'
@@ -189,7 +190,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       }
     });
     const run: RunRow = started ?? placeholderRun(newRun);
-    deps.claimRunSpans?.(runId);
+    deps.runSpanClaims?.claim(runId);
     const runTrace = startRunTrace(run, caller.tenantId, settings);
     const observed = deps.metrics.runStarted();
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
@@ -212,6 +213,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         return await recordEnd(full);
       } finally {
         runTrace.end(full);
+        deps.runSpanClaims?.release(runId);
       }
     }
     async function recordEnd(full: RunOutcome): Promise<RunRow> {

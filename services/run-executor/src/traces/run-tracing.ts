@@ -67,20 +67,25 @@ export function modelCallTelemetry(settings: TracingSettings, runId: string, age
   };
 }
 
-/** Iterates `inner` with `runContext` active on every resume, so all it starts descends from the run span. */
+/**
+ * Iterates `inner` with `runContext` active on every resume, so all it starts descends from the run
+ * span; otherwise it behaves as `yield* inner` (a throw is thrown into it, a return closes it).
+ */
 export async function* inRunContext<T, R>(runContext: Context, inner: AsyncGenerator<T, R>): AsyncGenerator<T, R> {
-  let done = false;
+  let step = await context.with(runContext, () => inner.next());
   try {
-    while (true) {
-      const step = await context.with(runContext, () => inner.next());
-      if (step.done) {
-        done = true;
-        return step.value;
+    while (!step.done) {
+      try {
+        yield step.value;
+      } catch (error) {
+        step = await context.with(runContext, () => inner.throw(error));
+        continue;
       }
-      yield step.value;
+      step = await context.with(runContext, () => inner.next());
     }
+    return step.value;
   } finally {
-    // A caller that stopped reading stops the inner generator too, as `yield*` on it would have.
-    if (!done) await context.with(runContext, () => inner.return(undefined as R));
+    // The caller stopped reading: the inner generator is closed too.
+    if (!step.done) await context.with(runContext, () => inner.return(undefined as R));
   }
 }
