@@ -21,7 +21,7 @@ export async function startProcess(options: {
   logger?: Logger;
 }): Promise<RunningProcess> {
   const { config } = options;
-  const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level });
+  const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level, format: config.Logging.Format });
   initTelemetry({ serviceName: `hangar-${options.name}`, otlpEndpoint: config.Telemetry.OtlpEndpoint });
   const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
   let modules: StartedModules;
@@ -80,7 +80,7 @@ export async function runMain(
     throw error;
   }
   const started = Date.now();
-  const logger = createLogger({ name, level: config.Logging.Level });
+  const logger = createLogger({ name, level: config.Logging.Level, format: config.Logging.Format });
   const guard = guardProcess(logger);
   let running: RunningProcess;
   try {
