@@ -11,3 +11,4 @@ export * from './private-engines.js';
 export * from './webhook-receiver.js';
 export * from './strict-fake.js';
 export * from './content.js';
+export * from './grpc-reflection.js';
