@@ -114,6 +114,7 @@ export const runExecutorModule = grpcServiceModule({
               maxAttempts: config.AsyncRun.MaxAttempts,
               lanes: scheduling.Lanes,
               maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
+              stopTimeoutMs: config.Drain.Timeout,
             },
           })
         : undefined;
@@ -132,6 +133,10 @@ export const runExecutorModule = grpcServiceModule({
         }, approvals.ScanInterval)
       : undefined;
     return {
+      // The worker first: at the deadline its jobs go back to the queue before the engine fails the runs left.
+      drain: async (deadline: AbortSignal) => {
+        await Promise.all([worker?.drain(deadline), engine.finishRuns(deadline)]);
+      },
       close: async () => {
         clearInterval(scanner);
         clearInterval(approvalScanner);

@@ -10,6 +10,8 @@ export interface RunningProcess {
   logger: Logger;
   engines: Engines;
   modules: StartedModules;
+  /** With `Drain:Enabled`: lets the work in progress finish, within `Drain:Timeout`. */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function startProcess(options: {
     logger,
     engines,
     modules,
+    drain: () => modules.drain(config.Drain.Timeout),
     stop: () =>
       (stopping ??= (async () => {
         await modules.stop();
@@ -90,10 +93,13 @@ export async function runMain(
     process.exit(1);
   }
   logger.info({ startupMs: Date.now() - started }, `hangar ${name} started`);
+  const drain = config.Drain;
   const shutdown = async (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    logger.info({ signal, drain: drain.Enabled }, drain.Enabled ? 'draining, then shutting down' : 'shutting down');
+    // A stop waits for queued runs up to Drain:Timeout whether or not a drain comes first.
+    const force = setTimeout(() => process.exit(1), (drain.Enabled ? 2 : 1) * drain.Timeout + 15_000).unref();
     try {
+      if (drain.Enabled) await running.drain();
       await running.stop();
       await shutdownTelemetry();
     } finally {
