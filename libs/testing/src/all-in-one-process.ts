@@ -11,6 +11,8 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export interface AllInOneProcess {
   url: string;
   child: ChildProcess;
+  /** The last 4000 characters it wrote on stdout and stderr. */
+  output(): string;
   /** Milliseconds from spawn until `GET /api/meta` first answered 200. */
   startupMs: number;
   /** Resolves with the exit code (null when a signal ended it). */
@@ -88,6 +90,7 @@ async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   return {
     url,
     child,
+    output: () => output,
     startupMs: performance.now() - started,
     exited,
     stop: () => signal('SIGTERM'),

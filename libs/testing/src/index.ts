@@ -12,3 +12,4 @@ export * from './webhook-receiver.js';
 export * from './strict-fake.js';
 export * from './content.js';
 export * from './prometheus-text.js';
+export * from './grpc-reflection.js';

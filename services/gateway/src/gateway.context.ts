@@ -53,6 +53,8 @@ export interface GatewayContext {
   /** Names the active engines for `/api/meta`. */
   stores: { sql: string; events: string; cache: string };
   version: string;
+  /** True from a drain's start (`Drain:Enabled`, SIGTERM): not ready, no new runs. */
+  draining(): boolean;
   /** grpc.health.v1 status of every backing service, by service name. */
   checkHealth(): Promise<Record<string, string>>;
 }

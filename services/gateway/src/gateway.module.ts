@@ -20,6 +20,7 @@ import { createAuthenticator } from './http/auth.js';
 import { createRateLimit } from './http/rate-limit.js';
 import type { RunNotices } from './http/run-stream.js';
 import { createTenantStatus } from './http/tenant-status.js';
+import { refuseNewRunsWhileDraining } from './http/draining.js';
 import { createRunEventHub } from './routes/runs/run-event-hub.js';
 import { loadHostPolicies } from './http/host-policies.js';
 import { roleAuthorizations } from './routes/system.routes.js';
@@ -48,7 +49,8 @@ export const gatewayModule: HangarModule = {
     const routes = gatewayRoutes();
     const policies = await loadHostPolicies(config);
     const rateLimit = await createRateLimit(config, logger);
-    const runs = createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor);
+    let draining = false;
+    const runs = refuseNewRunsWhileDraining(createServiceClient(RunExecutorServiceDefinition, channels.RunExecutor), () => draining);
     const context: GatewayContext = {
       config,
       logger,
@@ -74,6 +76,7 @@ export const gatewayModule: HangarModule = {
       authorizeRun: await loadRunAuthorization(config.Hangar.Api.RunAuthorizationModule),
       stores: { sql: engines.storage.engine, events: engines.eventLog.kind, cache: engines.pubsub.kind },
       version: HANGAR_VERSION,
+      draining: () => draining,
       async checkHealth() {
         const entries = await Promise.all(
           healthClients.map(async ([name, client]) => {
@@ -102,6 +105,10 @@ export const gatewayModule: HangarModule = {
     });
     return {
       httpPort: port,
+      // Streams in progress go on; the stop that follows waits for them as it closes the listener.
+      async drain() {
+        draining = true;
+      },
       async stop() {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -140,6 +140,7 @@ export const runExecutorModule = grpcServiceModule({
               maxAttempts: config.AsyncRun.MaxAttempts,
               lanes: scheduling.Lanes,
               maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
+              stopTimeoutMs: config.Drain.Timeout,
             },
           })
         : undefined;
@@ -181,6 +182,10 @@ export const runExecutorModule = grpcServiceModule({
               .finally(() => (probing = undefined));
           }, config.Health.BackgroundInterval);
     return {
+      // The worker first: at the deadline its jobs go back to the queue before the engine fails the runs left.
+      drain: async (deadline: AbortSignal) => {
+        await Promise.all([worker?.drain(deadline), engine.finishRuns(deadline)]);
+      },
       close: async () => {
         clearInterval(prober);
         await probing;

@@ -66,7 +66,15 @@ function harness(queue: LeasedJob[], waitsForPeople: Set<string>) {
     queued,
     pubsub,
     logger: createLogger({ name: 'job-worker-test', level: 'silent' }),
-    settings: { pollIntervalMs: 10, leaseMs: 60_000, maxConcurrentJobs: 2, maxAttempts: 3, lanes: null, maxConcurrentJobsPerLane: {} },
+    settings: {
+      pollIntervalMs: 10,
+      leaseMs: 60_000,
+      maxConcurrentJobs: 2,
+      maxAttempts: 3,
+      lanes: null,
+      maxConcurrentJobsPerLane: {},
+      stopTimeoutMs: 5000,
+    },
   });
   return { worker, runs, executingNow, mostAtOnce: () => mostAtOnce };
 }

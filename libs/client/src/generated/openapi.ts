@@ -1289,7 +1289,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not. Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.
+         * @description Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not, and 503 `draining` from the moment a drain starts (Drain:Enabled, SIGTERM). Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.
          */
         get: operations["readiness"];
         put?: never;
@@ -10466,15 +10466,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A backing service is not serving */
+            /** @description A backing service is not serving, or this instance is draining */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        status: "unavailable";
+                        /** @enum {string} */
+                        status: "unavailable" | "draining";
                         services: {
                             [key: string]: string;
                         };

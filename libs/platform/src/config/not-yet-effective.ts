@@ -37,8 +37,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'SingletonExecution:Enabled',
     'SingletonExecution:LeaseDuration',
     'SingletonExecution:OwnerId',
-    'Drain:Enabled',
-    'Drain:Timeout',
   ],
   // API.md "Evaluations and experiments".
   'Online evaluation and canary': [

@@ -120,7 +120,11 @@ export const ConfigSchema = z
       /** OTLP/HTTP traces endpoint (e.g. http://collector:4318/v1/traces); unset, spans are made but not exported. */
       OtlpEndpoint: nullable(z.string()),
     }),
-    Logging: section({ Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }),
+    Logging: section({
+      Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      /** `auto`: readable lines when stdout is a terminal, JSON otherwise; `json` or `pretty` force one. */
+      Format: z.enum(['auto', 'json', 'pretty']).default('auto'),
+    }),
     Gateway: section({
       Host: str('127.0.0.1'),
       Port: int().pipe(z.number().min(0).max(65535)).default(8080),

@@ -14,6 +14,7 @@ import type { Logger } from '../logging.js';
 import { grpcServerDurations } from '../metrics/server-durations.js';
 import { extractContext, SpanKind, tracer } from '../telemetry.js';
 import { readCaller, type Caller } from './caller.js';
+import { addReflection } from './reflection.js';
 
 export interface CallerContext {
   caller: Caller;
@@ -37,9 +38,10 @@ function serverMiddleware(logger: Logger): ServerMiddleware<CallerContext> {
   ) {
     const carrier = Object.fromEntries([...context.metadata].map(([key, values]) => [key, String(values[0])]));
     return yield* traced(call.method.path, extractContext(carrier), async function* () {
-      const isHealth = call.method.path.startsWith('/grpc.health.v1.');
+      // Health checks and reflection describe the server, not a tenant's data: they need no caller.
+      const describesServer = call.method.path.startsWith('/grpc.health.v1.') || call.method.path.startsWith('/grpc.reflection.');
       const caller = readCaller(context.metadata);
-      if (!caller && !isHealth) throw new ServerError(Status.UNAUTHENTICATED, 'missing x-hangar-tenant metadata');
+      if (!caller && !describesServer) throw new ServerError(Status.UNAUTHENTICATED, 'missing x-hangar-tenant metadata');
       try {
         return yield* call.next(call.request, { ...context, caller: caller ?? { tenantId: '', actor: '' } });
       } catch (error) {
@@ -95,17 +97,27 @@ export interface HangarGrpcServer {
 }
 
 /**
- * A gRPC server with tracing, caller and error middleware and the standard grpc.health.v1 service;
- * with a `meter` (a server of a Hangar process, not one a test builds alone), call durations too.
+ * A gRPC server with tracing, caller and error middleware, the standard grpc.health.v1 service,
+ * and server reflection describing the Hangar services added to it; with a `meter` (a server of a
+ * Hangar process, not one a test builds alone), call durations too.
  */
 export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServer {
-  const server = (meter ? createServer().use(grpcServerDurations(meter)) : createServer()).use(serverMiddleware(logger));
+  const base = (meter ? createServer().use(grpcServerDurations(meter)) : createServer()).use(serverMiddleware(logger));
+  const served: string[] = [];
+  const server: Server<CallerContext> = {
+    ...base,
+    add(definition, implementation) {
+      if ('fullName' in definition && typeof definition.fullName === 'string') served.push(definition.fullName);
+      base.add(definition, implementation);
+    },
+  };
   const health = HealthState();
   server.add(HealthDefinition, HealthServiceImpl(health));
   return {
     server,
     health,
     async listen(host, port) {
+      addReflection(base, served);
       const bound = await server.listen(`${host}:${port}`);
       health.setStatus('healthy');
       return bound;

@@ -5,12 +5,15 @@ import type { HangarModule, ModuleContext } from './modules.js';
 
 /**
  * A module whose surface is one gRPC server: `setup` registers the service implementation(s)
- * and returns what must be closed after the server stops.
+ * and returns what must be closed after the server stops, and how its work drains.
  */
 export function grpcServiceModule(options: {
   name: ServiceName;
   dependsOn?: ServiceName[];
-  setup(context: ModuleContext, grpc: HangarGrpcServer): Promise<{ close?(): Promise<void> } | void>;
+  setup(
+    context: ModuleContext,
+    grpc: HangarGrpcServer,
+  ): Promise<{ close?(): Promise<void>; drain?(deadline: AbortSignal): Promise<void> } | void>;
 }): HangarModule {
   return {
     name: options.name,
@@ -37,6 +40,11 @@ export function grpcServiceModule(options: {
       return {
         address: `${endpoint.Host}:${port}`,
         httpPort: scrapes?.port,
+        async drain(deadline) {
+          // Not serving: load balancers and /readyz stop sending work here.
+          grpc.health.setStatus('unhealthy');
+          await resources.drain?.(deadline);
+        },
         async stop() {
           await scrapes?.close();
           await grpc.shutdown();

@@ -21,6 +21,11 @@ export interface RunningModule {
   address?: string;
   /** Port of the module's HTTP listener, when it has one. */
   httpPort?: number;
+  /**
+   * Drain (`Drain:Enabled`): reports not ready and takes no new work at once, lets the work in
+   * progress finish, and ends what is left when `deadline` aborts; resolves once nothing runs.
+   */
+  drain?(deadline: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -55,6 +60,8 @@ export function startOrder(modules: HangarModule[]): HangarModule[] {
 
 export interface StartedModules {
   running: Map<ModuleName, RunningModule>;
+  /** Every module drains at once, under one deadline `timeoutMs` away. */
+  drain(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -86,5 +93,13 @@ export async function startModules(modules: HangarModule[], base: Omit<ModuleCon
     await stopAll();
     throw error;
   }
-  return { running, stop: stopAll };
+  const drainAll = async (timeoutMs: number) => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    await Promise.all(
+      [...running].map(([name, module]) =>
+        module.drain?.(deadline).catch((error) => base.logger.error({ err: error, module: name }, 'module failed to drain')),
+      ),
+    );
+  };
+  return { running, drain: drainAll, stop: stopAll };
 }

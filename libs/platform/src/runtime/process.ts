@@ -12,6 +12,8 @@ export interface RunningProcess {
   engines: Engines;
   metrics: ProcessMetrics;
   modules: StartedModules;
+  /** With `Drain:Enabled`: lets the work in progress finish, within `Drain:Timeout`. */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -23,7 +25,7 @@ export async function startProcess(options: {
   logger?: Logger;
 }): Promise<RunningProcess> {
   const { config } = options;
-  const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level });
+  const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level, format: config.Logging.Format });
   initTelemetry({
     serviceName: `hangar-${options.name}`,
     otlpEndpoint: config.Telemetry.OtlpEndpoint,
@@ -46,6 +48,7 @@ export async function startProcess(options: {
     engines,
     metrics,
     modules,
+    drain: () => modules.drain(config.Drain.Timeout),
     stop: () =>
       (stopping ??= (async () => {
         await modules.stop();
@@ -90,7 +93,7 @@ export async function runMain(
     throw error;
   }
   const started = Date.now();
-  const logger = createLogger({ name, level: config.Logging.Level });
+  const logger = createLogger({ name, level: config.Logging.Level, format: config.Logging.Format });
   const guard = guardProcess(logger);
   let running: RunningProcess;
   try {
@@ -100,10 +103,13 @@ export async function runMain(
     process.exit(1);
   }
   logger.info({ startupMs: Date.now() - started }, `hangar ${name} started`);
+  const drain = config.Drain;
   const shutdown = async (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    logger.info({ signal, drain: drain.Enabled }, drain.Enabled ? 'draining, then shutting down' : 'shutting down');
+    // A stop waits for queued runs up to Drain:Timeout whether or not a drain comes first.
+    const force = setTimeout(() => process.exit(1), (drain.Enabled ? 2 : 1) * drain.Timeout + 15_000).unref();
     try {
+      if (drain.Enabled) await running.drain();
       await running.stop();
       await shutdownTelemetry();
     } finally {

@@ -85,7 +85,7 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       operationId: 'readiness',
       summary: 'Readiness probe',
       description:
-        'Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not. Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.',
+        'Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not, and 503 `draining` from the moment a drain starts (Drain:Enabled, SIGTERM). Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.',
       tag: 'Meta',
       auth: 'none',
       responses: {
@@ -94,11 +94,12 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
           schema: z.object({ status: z.enum(['ok', 'unavailable']), services: z.record(z.string(), z.string()) }),
         },
         503: {
-          description: 'A backing service is not serving',
-          schema: z.object({ status: z.literal('unavailable'), services: z.record(z.string(), z.string()) }),
+          description: 'A backing service is not serving, or this instance is draining',
+          schema: z.object({ status: z.enum(['unavailable', 'draining']), services: z.record(z.string(), z.string()) }),
         },
       },
       async handler(_input, context) {
+        if (context.draining()) return { status: 503, body: { status: 'draining', services: {} } };
         const services = await context.checkHealth();
         const ready = Object.values(services).every((status) => status === 'SERVING');
         return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', services } };

@@ -16,6 +16,7 @@ export interface CancellationDeps {
  */
 export function createCancellation(deps: CancellationDeps) {
   const active = new Map<string, { rootRunId: string; controller: AbortController }>();
+  const idle: Array<() => void> = [];
 
   /** Aborts a run executing in this process; a root takes every run of its tree with it. */
   function stopLocally(runId: string): boolean {
@@ -32,7 +33,20 @@ export function createCancellation(deps: CancellationDeps) {
     /** A run now executing here; `release` when it ended. */
     track(runId: string, rootRunId: string, controller: AbortController) {
       active.set(runId, { rootRunId, controller });
-      return () => void active.delete(runId);
+      return () => {
+        active.delete(runId);
+        if (active.size === 0) for (const resolve of idle.splice(0)) resolve();
+      };
+    },
+
+    /** Resolves once no run executes in this process. */
+    whenIdle(): Promise<void> {
+      return active.size === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+    },
+
+    /** Stops every run executing here with `reason` (a run already stopping keeps its own). */
+    stopAll(reason: Error) {
+      for (const { controller } of active.values()) controller.abort(reason);
     },
 
     /** The root listens for cancels of its tree sent from any instance. */

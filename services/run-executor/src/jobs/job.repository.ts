@@ -1,6 +1,6 @@
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
-import { RUN_STATUSES, type NewRun, type RunRow } from '../runs/run.model.js';
+import { RUN_STATUSES, TERMINAL_STATUSES, type NewRun, type RunRow } from '../runs/run.model.js';
 import { insertRun, toRun, type Selected } from '../runs/run.repository.js';
 
 export interface LeasedJob {
@@ -133,6 +133,40 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
         .set({ status, last_error: error, lease_owner: null, lease_expires_at: null, updated_at: sql`now()` })
         .where('id', '=', jobId)
         .execute();
+    },
+
+    /**
+     * Gives a job this worker holds back to the queue, with the attempt it used (its worker is
+     * stopping; nothing failed), and shows its run as Queued again unless it ended meanwhile.
+     */
+    async releaseJob(jobId: string, owner: string) {
+      await db.transaction().execute(async (trx) => {
+        const job = await trx
+          .updateTable('jobs')
+          .set({
+            status: 'queued',
+            lease_owner: null,
+            lease_expires_at: null,
+            attempts: sql`greatest(attempts - 1, 0)`,
+            updated_at: sql`now()`,
+          })
+          .where('id', '=', jobId)
+          .where('lease_owner', '=', owner)
+          .where('status', '=', 'leased')
+          .returning('run_id')
+          .executeTakeFirst();
+        if (!job) return;
+        await trx
+          .updateTable('runs')
+          .set({ status: RUN_STATUSES.indexOf('Queued') })
+          .where('id', '=', job.run_id)
+          .where(
+            'status',
+            'not in',
+            [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status)),
+          )
+          .execute();
+      });
     },
 
     /** Cancels a queued run whose job no worker has leased yet; undefined when one already has. */

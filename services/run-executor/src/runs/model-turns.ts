@@ -13,6 +13,7 @@ import { addUsage, sumUsage, usageOf, ZERO_USAGE, type Usage } from './run.model
 import type { RunRepository } from './run.repository.js';
 import { recordedPayload, type RunUpdate } from './run-update.js';
 import { modelCallTelemetry } from '../traces/run-tracing.js';
+import { abortFailure } from './run-interruption.js';
 
 /** Model steps per model call (each tool round-trip is one). */
 const MAX_STEPS = 8;
@@ -248,7 +249,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
           failure: graphLimit ? { errorType: 'agent_graph_limit', message: graphLimit } : structuredFailure,
         };
       } catch (error) {
-        if (signal.aborted) return { usage, outputText, failure: { errorType: 'canceled', message: 'the run was canceled' } };
+        if (signal.aborted) return { usage, outputText, failure: abortFailure(signal) };
         // Not the model's fault (an approval round's store, an engine that went away): the run fails, the circuit stays as it is.
         // The SDK's own errors are the provider's, whatever their cause (a refused connection is an unreachable provider).
         if (settling || (!AISDKError.isInstance(error) && classifyError(error)?.status === 503)) throw error;

@@ -1,5 +1,15 @@
 import type { Meter } from '@opentelemetry/api';
-import { auditOrLog, clampPage, conflict, isUuid, notFound, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import {
+  auditOrLog,
+  clampPage,
+  conflict,
+  HangarError,
+  isUuid,
+  notFound,
+  type Caller,
+  type HangarConfig,
+  type Logger,
+} from '@hangar/platform';
 import type { PubSub } from '@hangar/messaging';
 import type { ApprovalRepository } from '../approvals/approval.repository.js';
 import { createApprovals } from '../approvals/approvals.service.js';
@@ -35,6 +45,7 @@ import { createModelTurns } from './model-turns.js';
 import { createPreparation } from './prepare.js';
 import { createRunExecution, graphLimit } from './run-execution.js';
 import { createRunMetrics } from './run-metrics.js';
+import { RunInterruption } from './run-interruption.js';
 import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartRunRequest } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import type { RunUpdate } from './run-update.js';
@@ -182,11 +193,36 @@ export function createRunEngine(deps: RunEngineDeps) {
     return run;
   }
 
+  let draining = false;
+  const refuseWhileDraining = () => {
+    if (draining)
+      throw new HangarError('unavailable', 'this instance is shutting down and takes no new runs; retry on another', {}, 'draining');
+  };
+
   return {
-    start: (caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> =>
-      execution.execute(caller, request, { signal }),
+    start: (caller: Caller, request: StartRunRequest, signal: AbortSignal): AsyncGenerator<RunUpdate> => {
+      refuseWhileDraining();
+      return execution.execute(caller, request, { signal });
+    },
     estimate: preparation.estimate,
-    enqueue: queued.enqueue,
+    async enqueue(caller: Caller, request: StartRunRequest) {
+      refuseWhileDraining();
+      return queued.enqueue(caller, request);
+    },
+    /**
+     * Drain: no new run is taken; the runs executing here may finish until `deadline`, then those
+     * still going end Failed (`draining`). Queued runs are the worker's: drain it first, so that
+     * at the deadline its jobs are handed back before this fails what is left.
+     */
+    async finishRuns(deadline: AbortSignal) {
+      draining = true;
+      const interrupt = () =>
+        cancellation.stopAll(new RunInterruption('draining', 'the instance executing this run stopped before it finished (Drain:Timeout)'));
+      if (deadline.aborted) interrupt();
+      else deadline.addEventListener('abort', interrupt, { once: true });
+      await cancellation.whenIdle();
+      deadline.removeEventListener('abort', interrupt);
+    },
     runQueued: queued.runQueued,
     abandonQueued: queued.abandonQueued,
     reconcileOrphans: reconciliation.reconcileOrphans,

@@ -25,6 +25,7 @@ import {
 } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import { noticingFirstText, type RunMetrics } from './run-metrics.js';
+import { JobHandedBack } from './run-interruption.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import type { ToolSets } from './tool-set.js';
@@ -151,7 +152,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
 
     const controller = new AbortController();
     const signal = controller.signal;
-    const stopWithCaller = () => controller.abort();
+    // The reason travels on: a drain's deadline or a job handed back is not a cancel.
+    const stopWithCaller = () => controller.abort(context.signal.reason);
     context.signal.addEventListener('abort', stopWithCaller, { once: true });
     // A caller that left while the run was being prepared gets no run: nobody would read it.
     if (context.signal.aborted && !context.queuedRunId && !context.continuedRunId) {
@@ -208,6 +210,11 @@ export function createRunExecution(deps: RunExecutionDeps) {
     /** Records the run's end once: its row, then its terminal event after every event before it. */
     async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
       ended = true;
+      if (context.queuedRunId && context.signal.reason instanceof JobHandedBack) {
+        // Not ended: the next worker that leases the job executes it again.
+        await events?.drained();
+        return run;
+      }
       const full: RunOutcome = { prices: { input: null, output: null, cachedInput: null }, ...outcome };
       try {
         return await recordEnd(full);
