@@ -1,6 +1,8 @@
-import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition, ScheduleServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { contentCipherFrom, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
+import { auditOrLog, contentCipherFrom, createGuardedFetch, grpcServiceModule, retentionGrpc } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
 import { createServiceClients } from './clients/grpc-clients.js';
@@ -19,6 +21,10 @@ import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { createRunRepository } from './runs/run.repository.js';
+import { createScheduleRepository } from './schedules/schedule.repository.js';
+import { createScheduleService } from './schedules/schedule.service.js';
+import { createScheduler } from './schedules/scheduler.js';
+import { scheduleGrpc } from './schedules/schedules.grpc.js';
 
 // Run events reach the event log within ~20 ms of being stored when this process wrote them,
 // within a second otherwise; one round ships up to 500, holding the outbox lease at most 30 s.
@@ -100,24 +106,53 @@ export const runExecutorModule = grpcServiceModule({
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine));
     grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS, { columns: RUN_SEALED_COLUMNS, cipher }));
     const scheduling = config.Scheduling;
-    const worker =
-      scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
-        ? createJobWorker({
-            repository: repositories.jobs,
-            queued: engine,
-            pubsub: typedPubSub(engines.pubsub, logger),
-            logger,
-            settings: {
-              pollIntervalMs: scheduling.PollInterval,
-              leaseMs: scheduling.LeaseDuration,
-              maxConcurrentJobs: scheduling.MaxConcurrentJobs,
-              maxAttempts: config.AsyncRun.MaxAttempts,
-              lanes: scheduling.Lanes,
-              maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
+    const scheduleRepository = createScheduleRepository(database.db);
+    const schedules = createScheduleService({
+      repository: scheduleRepository,
+      agents: clients.agents,
+      queued: engine,
+      audit: auditOrLog(clients.audit, logger),
+      logger,
+      settings: config,
+    });
+    grpc.server.add(ScheduleServiceDefinition, scheduleGrpc(schedules));
+    // Scheduling:Enabled and RunWorker switch this instance's background work off: it neither fires schedules nor executes jobs.
+    const background = scheduling.Enabled && scheduling.RunWorker;
+    const worker = background
+      ? createJobWorker({
+          repository: repositories.jobs,
+          queued: engine,
+          pubsub: typedPubSub(engines.pubsub, logger),
+          logger,
+          settings: {
+            pollIntervalMs: scheduling.PollInterval,
+            leaseMs: scheduling.LeaseDuration,
+            maxConcurrentJobs: scheduling.MaxConcurrentJobs,
+            maxAttempts: config.AsyncRun.MaxAttempts,
+            lanes: scheduling.Lanes,
+            maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
+          },
+        })
+      : undefined;
+    const singleton = config.SingletonExecution;
+    const scheduler = background
+      ? createScheduler({
+          schedules,
+          lease: scheduleRepository,
+          logger,
+          settings: {
+            pollIntervalMs: scheduling.PollInterval,
+            maxPerRound: scheduling.MaxItemsPerJob,
+            singleton: {
+              enabled: singleton.Enabled,
+              leaseMs: singleton.LeaseDuration,
+              ownerId: singleton.OwnerId ?? `${hostname()}-${randomUUID().slice(0, 8)}`,
             },
-          })
-        : undefined;
+          },
+        })
+      : undefined;
     await worker?.start();
+    scheduler?.start();
     const reconciliation = config.RunReconciliation;
     // Orphaned interactive runs (their process died) are continued or closed by whichever instance scans.
     const scanner = reconciliation.Enabled
@@ -135,6 +170,7 @@ export const runExecutorModule = grpcServiceModule({
       close: async () => {
         clearInterval(scanner);
         clearInterval(approvalScanner);
+        await scheduler?.stop();
         await worker?.stop();
         await engine.drain();
         await relay?.stop();

@@ -168,6 +168,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       execution.execute(caller, request, { signal }),
     estimate: preparation.estimate,
     enqueue: queued.enqueue,
+    enqueueScheduled: queued.enqueueScheduled,
+    wakeWorkers: queued.wakeWorkers,
     runQueued: queued.runQueued,
     abandonQueued: queued.abandonQueued,
     reconcileOrphans: reconciliation.reconcileOrphans,
