@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RunMessageSchema, RunMessagesSchema, RunParametersSchema } from './run-request.js';
 
 /** API.md "Schedules": the handler a firing runs, and what each takes as its payload. */
 export const AGENT_RUN_HANDLER_KEY = 'agent-run';
@@ -10,17 +11,10 @@ export const DEFAULT_SCHEDULABLE_HANDLER_KEYS: readonly string[] = [AGENT_RUN_HA
 export const AgentRunPayloadSchema = z
   .strictObject({
     agentName: z.string().min(1).max(128),
-    message: z.string().min(1).max(1_000_000).optional(),
-    messages: z
-      .array(z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string().max(1_000_000) }))
-      .min(1)
-      .max(500)
-      .optional(),
+    message: RunMessageSchema.optional(),
+    messages: RunMessagesSchema.optional(),
     sessionId: z.string().min(1).max(128).optional(),
-    parameters: z
-      .array(z.strictObject({ name: z.string().min(1).max(64), value: z.string() }))
-      .max(64)
-      .optional(),
+    parameters: RunParametersSchema.optional(),
   })
   .refine((payload) => (payload.message === undefined) !== (payload.messages === undefined), {
     message: 'give exactly one of message or messages',
