@@ -15,8 +15,8 @@ import type { ScheduleRepository } from './schedule.repository.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Run labels naming the schedule and the fire time a run stands for. */
-export const SCHEDULE_LABEL = 'schedule';
-export const FIRE_TIME_LABEL = 'scheduleFireAt';
+const SCHEDULE_LABEL = 'schedule';
+const FIRE_TIME_LABEL = 'scheduleFireAt';
 
 export interface ScheduleRequest {
   handlerKey: string;
