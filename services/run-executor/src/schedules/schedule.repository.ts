@@ -64,7 +64,12 @@ export function createScheduleRepository(db: Kysely<RunDatabase>) {
     },
 
     async get(tenantId: string, name: string): Promise<Schedule | undefined> {
-      const row = await db.selectFrom('schedules').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+      const row = await db
+        .selectFrom('schedules')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('name', '=', name)
+        .executeTakeFirst();
       return row && toSchedule(row);
     },
 
@@ -128,7 +133,10 @@ export function createScheduleRepository(db: Kysely<RunDatabase>) {
           .executeTakeFirst();
         if (!firedBefore) {
           await insertQueuedRun(trx, schedule.tenantId, firing.run, firing.job);
-          await trx.insertInto('schedule_firings').values({ schedule_id: schedule.id, fire_at: firing.fireAt, run_id: firing.run.id }).execute();
+          await trx
+            .insertInto('schedule_firings')
+            .values({ schedule_id: schedule.id, fire_at: firing.fireAt, run_id: firing.run.id })
+            .execute();
         }
         await trx
           .updateTable('schedules')

@@ -5,7 +5,16 @@ import {
   jsonPath,
   type AgentRunPayload,
 } from '@hangar/contracts';
-import { HangarError, notFound, validationError, type AuditWriter, type Caller, type FieldError, type HangarConfig, type Logger } from '@hangar/platform';
+import {
+  HangarError,
+  notFound,
+  validationError,
+  type AuditWriter,
+  type Caller,
+  type FieldError,
+  type HangarConfig,
+  type Logger,
+} from '@hangar/platform';
 import type { AgentLoader } from '../clients/ports.js';
 import { laneOf, queuedRun, type QueuedRunPayload, type QueuedRuns } from '../jobs/queued-runs.service.js';
 import type { StartRunRequest } from '../runs/run.model.js';
@@ -53,7 +62,9 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const configured = settings.Scheduling.HttpSchedulableHandlerKeys;
   // Only agent-run has a handler so far; a configured key without one is refused like an unlisted one.
-  const schedulable: string[] = (configured.length ? configured : DEFAULT_SCHEDULABLE_HANDLER_KEYS).filter((key) => key === AGENT_RUN_HANDLER_KEY);
+  const schedulable: string[] = (configured.length ? configured : DEFAULT_SCHEDULABLE_HANDLER_KEYS).filter(
+    (key) => key === AGENT_RUN_HANDLER_KEY,
+  );
 
   async function existing(caller: Caller, name: string): Promise<Schedule> {
     const schedule = NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;

@@ -63,7 +63,8 @@ export function createScheduler(deps: {
       stopped = true;
       clearTimeout(timer);
       await round;
-      if (holding) await deps.lease.releaseLease(singleton.ownerId).catch((error) => logger.warn({ err: error }, 'scheduler lease not released'));
+      if (holding)
+        await deps.lease.releaseLease(singleton.ownerId).catch((error) => logger.warn({ err: error }, 'scheduler lease not released'));
     },
   };
 }
