@@ -44,6 +44,12 @@ beforeAll(async () => {
       secretKey: 'Hangar:WebhookSecrets:a',
       description: MARKER,
     }),
+    await as(A, 'PUT', '/api/schedules/agent-a', {
+      handlerKey: 'agent-run',
+      cron: '0 0 1 1 *',
+      payload: { agentName: 'agent-a', message: MARKER },
+      enabled: false,
+    }),
   ];
   for (const answer of created) expect(answer.status, answer.text).toBeLessThan(300);
   const run = await hangar.request('POST', '/api/agents/agent-a/run', {
@@ -94,6 +100,7 @@ async function snapshotOfA() {
     `/api/api-keys/${ofA.apiKeyId}`,
     '/api/webhooks/agent-a',
     '/api/webhooks/agent-a/deliveries',
+    '/api/schedules/agent-a',
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -127,6 +134,7 @@ const BODIES: Record<string, unknown> = {
   putTenant: { displayName: 'taken by B', enabled: false },
   putWebhook: { url: 'https://hooks.example.com/b', events: ['agent.created'], secretKey: 'Hangar:WebhookSecrets:b' },
   putRetentionPolicy: { maxAge: '1.00:00:00' },
+  putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 
 it('lets tenant B neither see nor change any of tenant A’s records through any route', async () => {
@@ -136,7 +144,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
   );
   expect(routes.length).toBeGreaterThan(50);
   const problems: string[] = [];
-  // Names B gave records of its own (agents, skills, quota rules and webhooks are named per tenant): B may use them.
+  // Names B gave records of its own (agents, skills, quota rules, webhooks and schedules are named per tenant): B may use them.
   const ownedByB = new Set<string>();
   for (const { method, path, operation } of routes) {
     const concrete = pathFor(path);
@@ -148,7 +156,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
     );
     if (leaked.length) problems.push(`${method} ${path}: answer carries ${leaked.join(', ')}`);
     if (answer.status >= 500) problems.push(`${method} ${path}: ${answer.status}`);
-    if (['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook'].includes(operation.operationId) && answer.status === 201)
+    if (['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule'].includes(operation.operationId) && answer.status === 201)
       ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));
     // Platform-wide settings answer an ordinary tenant 403 whatever it names.

@@ -28,3 +28,7 @@ export * from './quota-notices.js';
 export * from './retention.js';
 export * as retentionPb from './generated/hangar/v1/retention.js';
 export { RetentionServiceDefinition, RetentionPolicyServiceDefinition } from './generated/hangar/v1/retention.js';
+export * from './run-request.js';
+export * from './schedules.js';
+export * as schedulePb from './generated/hangar/v1/schedules.js';
+export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';

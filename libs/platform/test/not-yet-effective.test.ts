@@ -70,9 +70,9 @@ describe('configuration keys not yet effective', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
     expect(keys({ Pricing: { Voice: { speech: { tts: { PerMillionCharacters: 15, PerMinute: null } } } } })).toEqual(['Pricing:Voice']);
-    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: [] }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
-    expect(keys({ Scheduling: { HttpSchedulableHandlerKeys: ['report'] }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
-      'Scheduling:HttpSchedulableHandlerKeys',
+    expect(keys({ OnlineEvaluation: { AgentNames: [] }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
+    expect(keys({ OnlineEvaluation: { AgentNames: ['report'] }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
+      'OnlineEvaluation:AgentNames',
       'Retention:Spans:MaxAge',
     ]);
   });

@@ -13,6 +13,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { tenantRoutes } from './routes/tenants.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { retentionRoutes } from './routes/retention.routes.js';
+import { scheduleRoutes } from './routes/schedules.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -42,6 +43,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...apiKeyRoutes,
     ...tenantRoutes,
     ...webhookRoutes,
+    ...scheduleRoutes,
     ...retentionRoutes,
     ...openAIRoutes,
     ...operationsRoutes,

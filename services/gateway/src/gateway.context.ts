@@ -9,6 +9,7 @@ import type {
   SkillServiceDefinition,
   WebhookServiceDefinition,
   RetentionPolicyServiceDefinition,
+  ScheduleServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, ProcessMetrics, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -38,6 +39,8 @@ export interface GatewayContext {
   skills: Client<typeof SkillServiceDefinition, CallerOptions>;
   /** Webhook subscriptions and deliveries (served by the governance process). */
   webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
+  /** Schedules (served by the run-executor process). */
+  schedules: Client<typeof ScheduleServiceDefinition, CallerOptions>;
   /** Retention policies (served by the governance process). */
   retention: Client<typeof RetentionPolicyServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */

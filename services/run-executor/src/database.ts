@@ -69,9 +69,28 @@ export interface RunDatabase {
     lease_owner: string | null;
     lease_expires_at: Date | null;
     last_error: string | null;
+    max_attempts: number | null;
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
+  schedules: {
+    id: string;
+    tenant_id: string;
+    name: string;
+    handler_key: string;
+    cron: string;
+    time_zone: string;
+    payload: unknown;
+    enabled: boolean;
+    saved_by: unknown;
+    next_fire_at: Date | null;
+    last_fire_at: Date | null;
+    last_run_id: string | null;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+  };
+  schedule_firings: { schedule_id: string; fire_at: Date; run_id: string };
+  scheduler_lease: { id: number; owner: string | null; expires_at: Date | null };
   run_scores: {
     id: string;
     run_id: string;

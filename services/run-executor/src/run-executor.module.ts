@@ -1,7 +1,10 @@
-import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition } from '@hangar/contracts';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition, ScheduleServiceDefinition } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
 import {
   addSpanSink,
+  auditOrLog,
   contentCipherFrom,
   createGuardedFetch,
   foldLanes,
@@ -31,6 +34,10 @@ import { createDiagnostics } from './diagnostics.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { createRunRepository } from './runs/run.repository.js';
+import { createScheduleRepository } from './schedules/schedule.repository.js';
+import { createScheduleService } from './schedules/schedule.service.js';
+import { createScheduler } from './schedules/scheduler.js';
+import { scheduleGrpc } from './schedules/schedules.grpc.js';
 
 // Run events reach the event log within ~20 ms of being stored when this process wrote them,
 // within a second otherwise; one round ships up to 500, holding the outbox lease at most 30 s.
@@ -126,25 +133,54 @@ export const runExecutorModule = grpcServiceModule({
     grpc.server.add(RunExecutorServiceDefinition, runExecutorGrpc(engine, diagnose));
     grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, RUN_RETENTION_TARGETS, { columns: RUN_SEALED_COLUMNS, cipher }));
     const scheduling = config.Scheduling;
-    const worker =
-      scheduling.Enabled && scheduling.RunWorker && config.AsyncRun.Enabled
-        ? createJobWorker({
-            repository: repositories.jobs,
-            queued: engine,
-            pubsub: typedPubSub(engines.pubsub, logger),
-            logger,
-            settings: {
-              pollIntervalMs: scheduling.PollInterval,
-              leaseMs: scheduling.LeaseDuration,
-              maxConcurrentJobs: scheduling.MaxConcurrentJobs,
-              maxAttempts: config.AsyncRun.MaxAttempts,
-              lanes: scheduling.Lanes,
-              maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
-              stopTimeoutMs: config.Drain.Timeout,
+    const scheduleRepository = createScheduleRepository(database.db);
+    const schedules = createScheduleService({
+      repository: scheduleRepository,
+      agents: clients.agents,
+      queued: engine,
+      audit: auditOrLog(clients.audit, logger),
+      logger,
+      settings: config,
+    });
+    grpc.server.add(ScheduleServiceDefinition, scheduleGrpc(schedules));
+    // Scheduling:Enabled and RunWorker switch this instance's background work off: it neither fires schedules nor executes jobs.
+    const background = scheduling.Enabled && scheduling.RunWorker;
+    const worker = background
+      ? createJobWorker({
+          repository: repositories.jobs,
+          queued: engine,
+          pubsub: typedPubSub(engines.pubsub, logger),
+          logger,
+          settings: {
+            pollIntervalMs: scheduling.PollInterval,
+            leaseMs: scheduling.LeaseDuration,
+            maxConcurrentJobs: scheduling.MaxConcurrentJobs,
+            maxAttempts: config.AsyncRun.MaxAttempts,
+            lanes: scheduling.Lanes,
+            maxConcurrentJobsPerLane: scheduling.MaxConcurrentJobsPerLane,
+            stopTimeoutMs: config.Drain.Timeout,
+          },
+        })
+      : undefined;
+    const singleton = config.SingletonExecution;
+    const scheduler = background
+      ? createScheduler({
+          schedules,
+          lease: scheduleRepository,
+          logger,
+          settings: {
+            pollIntervalMs: scheduling.PollInterval,
+            maxPerRound: scheduling.MaxItemsPerJob,
+            singleton: {
+              enabled: singleton.Enabled,
+              leaseMs: singleton.LeaseDuration,
+              ownerId: singleton.OwnerId ?? `${hostname()}-${randomUUID().slice(0, 8)}`,
             },
-          })
-        : undefined;
+          },
+        })
+      : undefined;
     await worker?.start();
+    scheduler?.start();
     const reconciliation = config.RunReconciliation;
     // Orphaned interactive runs (their process died) are continued or closed by whichever instance scans.
     const scanner = reconciliation.Enabled
@@ -183,8 +219,9 @@ export const runExecutorModule = grpcServiceModule({
           }, config.Health.BackgroundInterval);
     return {
       // The worker first: at the deadline its jobs go back to the queue before the engine fails the runs left.
+      // The scheduler stops firing at once (and gives up its lease, so another instance fires).
       drain: async (deadline: AbortSignal) => {
-        await Promise.all([worker?.drain(deadline), engine.finishRuns(deadline)]);
+        await Promise.all([scheduler?.stop(), worker?.drain(deadline), engine.finishRuns(deadline)]);
       },
       close: async () => {
         clearInterval(prober);
@@ -192,6 +229,7 @@ export const runExecutorModule = grpcServiceModule({
         queueGauge?.stop();
         clearInterval(scanner);
         clearInterval(approvalScanner);
+        await scheduler?.stop();
         await worker?.stop();
         await engine.drain();
         removeSpanSink?.();

@@ -9,7 +9,7 @@ import type { QueuedRuns } from '../src/jobs/queued-runs.service.js';
 
 /** A stopping worker never waits on a run for ever: its jobs go back to the queue for another instance. */
 
-const job = (id: string): LeasedJob => ({ id, tenantId: 't1', runId: id, lane: 'default', payload: {}, attempts: 1 });
+const job = (id: string): LeasedJob => ({ id, tenantId: 't1', runId: id, lane: 'default', payload: {}, attempts: 1, maxAttempts: null });
 
 function harness(queue: LeasedJob[], waitsForPeople: Set<string>, stopTimeoutMs: number) {
   const released: string[] = [];

@@ -9,7 +9,7 @@ import { strictFake } from '@hangar/testing';
 
 /** The worker's slots (Scheduling:MaxConcurrentJobs): a run waiting for people gives its slot back, and waits its turn to take one again. */
 
-const job = (id: string): LeasedJob => ({ id, tenantId: 't1', runId: id, lane: 'default', payload: {}, attempts: 1 });
+const job = (id: string): LeasedJob => ({ id, tenantId: 't1', runId: id, lane: 'default', payload: {}, attempts: 1, maxAttempts: null });
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 interface Scripted {

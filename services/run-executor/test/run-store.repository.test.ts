@@ -40,7 +40,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       ...overrides,
     };
   };
-  const enqueue = (lane = 'default') => jobs.enqueue('t1', newRun({ kind: 'Async' }), { n: 1 }, lane);
+  const enqueue = (lane = 'default') => jobs.enqueue('t1', newRun({ kind: 'Async' }), { payload: { n: 1 }, lane, maxAttempts: 1 });
   const target = (runId: string) => ({ runId, rootRunId: runId, tenantId: 't1', agentName: 'bot' });
   /** Ages a run's heartbeat, as if its process stopped beating that long ago. */
   const silence = (runId: string, seconds: number) =>
@@ -118,7 +118,8 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
 
     it('lets tenants take turns: one tenant’s backlog never goes before another tenant’s first job', async () => {
       await clearJobs();
-      const enqueueFor = (tenant: string) => jobs.enqueue(tenant, newRun({ kind: 'Async' }), { n: 1 }, 'default');
+      const enqueueFor = (tenant: string) =>
+        jobs.enqueue(tenant, newRun({ kind: 'Async' }), { payload: { n: 1 }, lane: 'default', maxAttempts: 1 });
       const backlog = [];
       for (let index = 0; index < 4; index++) backlog.push(await enqueueFor('tenant-a'));
       const late = await enqueueFor('tenant-b');

@@ -84,6 +84,13 @@ export const operationTable = {
     listDeliveries: { operationId: 'listWebhookDeliveries', method: 'get', path: '/api/webhooks/{name}/deliveries', pathParams: ['name'], body: 'none', response: 'json' },
     getDelivery: { operationId: 'getWebhookDelivery', method: 'get', path: '/api/webhooks/{name}/deliveries/{id}', pathParams: ['name', 'id'], body: 'none', response: 'json' },
   },
+  schedules: {
+    list: { operationId: 'listSchedules', method: 'get', path: '/api/schedules', pathParams: [], body: 'none', response: 'json' },
+    get: { operationId: 'getSchedule', method: 'get', path: '/api/schedules/{name}', pathParams: ['name'], body: 'none', response: 'json' },
+    put: { operationId: 'putSchedule', method: 'put', path: '/api/schedules/{name}', pathParams: ['name'], body: 'json', response: 'json' },
+    delete: { operationId: 'deleteSchedule', method: 'delete', path: '/api/schedules/{name}', pathParams: ['name'], body: 'none', response: 'none' },
+    trigger: { operationId: 'triggerSchedule', method: 'post', path: '/api/schedules/{name}/trigger', pathParams: ['name'], body: 'none', response: 'json' },
+  },
   retention: {
     listPolicies: { operationId: 'listRetentionPolicies', method: 'get', path: '/api/retention', pathParams: [], body: 'none', response: 'json' },
     putPolicy: { operationId: 'putRetentionPolicy', method: 'put', path: '/api/retention/{target}', pathParams: ['target'], body: 'json', response: 'json' },
@@ -257,6 +264,18 @@ export interface GeneratedGroups {
     listDeliveries(name: PathParam<'listWebhookDeliveries', 'name'>, options?: CallOptions<QueryParams<'listWebhookDeliveries'>>): Promise<JsonResult<'listWebhookDeliveries'>>;
     /** `GET /api/webhooks/{name}/deliveries/{id}`: Get a webhook delivery */
     getDelivery(name: PathParam<'getWebhookDelivery', 'name'>, id: PathParam<'getWebhookDelivery', 'id'>, options?: CallOptions): Promise<JsonResult<'getWebhookDelivery'>>;
+  };
+  schedules: {
+    /** `GET /api/schedules`: List schedules */
+    list(options?: CallOptions): Promise<JsonResult<'listSchedules'>>;
+    /** `GET /api/schedules/{name}`: Get a schedule */
+    get(name: PathParam<'getSchedule', 'name'>, options?: CallOptions): Promise<JsonResult<'getSchedule'>>;
+    /** `PUT /api/schedules/{name}`: Create or replace a schedule */
+    put(name: PathParam<'putSchedule', 'name'>, body: JsonBody<'putSchedule'>, options?: CallOptions): Promise<JsonResult<'putSchedule'>>;
+    /** `DELETE /api/schedules/{name}`: Delete a schedule */
+    delete(name: PathParam<'deleteSchedule', 'name'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/schedules/{name}/trigger`: Run a schedule now */
+    trigger(name: PathParam<'triggerSchedule', 'name'>, options?: CallOptions): Promise<JsonResult<'triggerSchedule'>>;
   };
   retention: {
     /** `GET /api/retention`: List retention policies */

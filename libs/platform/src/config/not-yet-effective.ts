@@ -29,15 +29,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Images:MaxImagesPerRequest',
     'Pricing:Images',
   ],
-  // API.md "Schedules" (queued runs use AsyncRun:MaxAttempts).
-  Schedules: [
-    'Scheduling:MaxAttempts',
-    'Scheduling:MaxItemsPerJob',
-    'Scheduling:HttpSchedulableHandlerKeys',
-    'SingletonExecution:Enabled',
-    'SingletonExecution:LeaseDuration',
-    'SingletonExecution:OwnerId',
-  ],
   // API.md "Evaluations and experiments".
   'Online evaluation and canary': [
     'OnlineEvaluation:Enabled',

@@ -15,6 +15,8 @@ export const API_TAGS = {
   'API keys': 'API keys of the caller’s tenant: a role and scopes capped by their creator’s; the key is shown once.',
   Tenants: 'Tenants, their enabled state and their own model providers (platform tenant only).',
   Webhooks: 'Webhook subscriptions (Standard Webhooks signatures) and their delivery attempts.',
+  Schedules:
+    'Cron schedules that queue runs of the tenant’s agents (kind Scheduled) in a time zone, one run per fire time across instances, and running one now.',
   Retention: 'How long each kind of record is kept, and purging it now (platform tenant only).',
   'Content protection': 'Encryption of stored content at rest, and sealing it again under the active key (platform tenant only).',
   'OpenAI compatible':

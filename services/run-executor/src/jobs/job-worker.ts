@@ -11,6 +11,7 @@ export interface JobWorkerSettings {
   pollIntervalMs: number;
   leaseMs: number;
   maxConcurrentJobs: number;
+  /** `AsyncRun:MaxAttempts`, for jobs queued before each job carried its own. */
   maxAttempts: number;
   /** `Scheduling:Lanes`: the lanes this worker leases from; null for every lane. */
   lanes: string[] | null;
@@ -130,8 +131,9 @@ export function createJobWorker(deps: {
   let subscription: Subscription | undefined;
 
   async function work(job: LeasedJob, humanWait: HumanWait, controller: AbortController) {
-    if (job.attempts > settings.maxAttempts) {
-      await queued.abandonQueued(job);
+    const maxAttempts = job.maxAttempts ?? settings.maxAttempts;
+    if (job.attempts > maxAttempts) {
+      await queued.abandonQueued({ ...job, maxAttempts });
       await repository.finishJob(job.id, 'failed', 'attempts exhausted');
       return;
     }

@@ -10,31 +10,44 @@ export interface LeasedJob {
   lane: string;
   payload: unknown;
   attempts: number;
+  /** Leases taken beyond this mean its workers died that often: the run is abandoned. Null: the worker's default. */
+  maxAttempts: number | null;
+}
+
+/** What a worker needs to execute a queued run, beside its run row. */
+export interface NewJob {
+  payload: unknown;
+  lane: string;
+  maxAttempts: number;
+}
+
+/** A Queued run row and its job, in the caller's transaction (a schedule's firing writes more beside them). */
+export async function insertQueuedRun(trx: Kysely<RunDatabase>, tenantId: string, run: NewRun, job: NewJob): Promise<RunRow> {
+  const inserted = await insertRun(trx, tenantId, run, 'Queued');
+  await trx
+    .insertInto('jobs')
+    .values({
+      id: run.id,
+      tenant_id: tenantId,
+      run_id: run.id,
+      lane: job.lane,
+      payload: jsonb(job.payload),
+      status: 'queued',
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: null,
+      max_attempts: job.maxAttempts,
+    })
+    .execute();
+  return inserted;
 }
 
 /** Queued runs' jobs and their leases (`jobs`). */
 export function createJobRepository(db: Kysely<RunDatabase>) {
   return {
     /** A queued run: its row (status Queued) and its job, together. */
-    async enqueue(tenantId: string, run: NewRun, payload: unknown, lane: string): Promise<RunRow> {
-      return db.transaction().execute(async (trx) => {
-        const inserted = await insertRun(trx, tenantId, run, 'Queued');
-        await trx
-          .insertInto('jobs')
-          .values({
-            id: run.id,
-            tenant_id: tenantId,
-            run_id: run.id,
-            lane,
-            payload: jsonb(payload),
-            status: 'queued',
-            lease_owner: null,
-            lease_expires_at: null,
-            last_error: null,
-          })
-          .execute();
-        return inserted;
-      });
+    async enqueue(tenantId: string, run: NewRun, job: NewJob): Promise<RunRow> {
+      return db.transaction().execute((trx) => insertQueuedRun(trx, tenantId, run, job));
     },
 
     /**
@@ -103,7 +116,7 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
             .forUpdate('candidate')
             .skipLocked(),
         )
-        .returning(['id', 'tenant_id', 'run_id', 'lane', 'payload', 'attempts'])
+        .returning(['id', 'tenant_id', 'run_id', 'lane', 'payload', 'attempts', 'max_attempts'])
         .execute();
       return rows.map((row) => ({
         id: row.id,
@@ -112,6 +125,7 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
         lane: row.lane,
         payload: row.payload,
         attempts: row.attempts,
+        maxAttempts: row.max_attempts,
       }));
     },
 

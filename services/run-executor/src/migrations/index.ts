@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from '@hangar/storage';
+import { createLeaseTable, sql, type Kysely, type Migration } from '@hangar/storage';
 
 export const runMigrations: Record<string, Migration> = {
   '0001_runs': {
@@ -199,6 +199,44 @@ export const runMigrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('run_spans_pk', ['run_id', 'span_id'])
         .execute();
       await db.schema.createIndex('run_spans_start_time').on('run_spans').column('start_time').execute();
+    },
+  },
+  '0011_schedules': {
+    async up(db: Kysely<any>) {
+      // Each job carries its own limit: queued runs take AsyncRun:MaxAttempts, scheduled ones Scheduling:MaxAttempts
+      // (null on jobs queued before: the worker's AsyncRun:MaxAttempts).
+      await db.schema.alterTable('jobs').addColumn('max_attempts', 'integer').execute();
+      await db.schema
+        .createTable('schedules')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('handler_key', 'text', (column) => column.notNull())
+        .addColumn('cron', 'text', (column) => column.notNull())
+        .addColumn('time_zone', 'text', (column) => column.notNull())
+        .addColumn('payload', 'jsonb', (column) => column.notNull())
+        .addColumn('enabled', 'boolean', (column) => column.notNull())
+        // Whom its runs act for: the caller who saved it last.
+        .addColumn('saved_by', 'jsonb', (column) => column.notNull())
+        // Null while disabled.
+        .addColumn('next_fire_at', 'timestamptz')
+        .addColumn('last_fire_at', 'timestamptz')
+        .addColumn('last_run_id', 'uuid')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addUniqueConstraint('schedules_tenant_name', ['tenant_id', 'name'])
+        .execute();
+      await db.schema.createIndex('schedules_due').on('schedules').columns(['enabled', 'next_fire_at']).execute();
+      // One row per firing: the key that keeps a fire time from being fired twice by two instances.
+      await db.schema
+        .createTable('schedule_firings')
+        .addColumn('schedule_id', 'uuid', (column) => column.notNull().references('schedules.id').onDelete('cascade'))
+        .addColumn('fire_at', 'timestamptz', (column) => column.notNull())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addPrimaryKeyConstraint('schedule_firings_pk', ['schedule_id', 'fire_at'])
+        .execute();
+      // SingletonExecution: the one scheduler of a fleet that fires.
+      await createLeaseTable(db, 'scheduler_lease');
     },
   },
 };

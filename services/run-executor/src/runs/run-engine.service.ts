@@ -209,6 +209,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       refuseWhileDraining();
       return queued.enqueue(caller, request);
     },
+    enqueueScheduled: queued.enqueueScheduled,
+    wakeWorkers: queued.wakeWorkers,
     /**
      * Drain: no new run is taken; the runs executing here may finish until `deadline`, then those
      * still going end Failed (`draining`). Queued runs are the worker's: drain it first, so that

@@ -36,6 +36,8 @@ export interface ExecutionContext {
   signal: AbortSignal;
   /** A queued run whose row exists already (status Queued): the worker executes it. */
   queuedRunId?: string;
+  /** A queued run nobody admitted when it was queued (a schedule's firing): quota admits it now. */
+  admitQueued?: boolean;
   /** An interactive run whose process died, restarted here (RunContinuation); its row and input exist. */
   continuedRunId?: string;
   /** Set for a child run: its parent, and the budget of the whole tree. */
@@ -131,9 +133,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
   async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
     const parent = context.parent?.run;
     const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
-    // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued.
+    // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued
+    // (unless nobody asked for it then: a schedule fired it).
     const prepared = await deps.preparation.prepare(caller, request, {
-      admit: !parent && !context.queuedRunId && !context.continuedRunId,
+      admit: !parent && (context.admitQueued === true || (!context.queuedRunId && !context.continuedRunId)),
       tenant: true,
     });
     const { definition, version } = prepared;
@@ -163,7 +166,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const existingRunId = context.queuedRunId ?? context.continuedRunId;
     const runId = existingRunId ?? randomUUID();
     // A queued run that ended already (its worker died after finishing it) is not executed again.
-    if (context.queuedRunId && !(await runs.markRunning(runId))) return;
+    if (context.queuedRunId && !(await runs.markRunning(runId, version))) return;
     const input = settings.RunRecording.RecordRunInput && !context.continuedRunId ? recordedRunInput(definition.name, request) : undefined;
     // A new run's row, input and first model are one statement; a queued or continued run's row exists.
     const firstModel = existingRunId ? undefined : { provider: definition.model.provider, model: definition.model.model };

@@ -211,10 +211,16 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string,
     },
 
     /** A queued run leased by a worker; undefined when it ended already (a worker that died after finishing it). */
-    async markRunning(runId: string): Promise<RunRow | undefined> {
+    /** A queued run starts; one queued without its agent's version (a schedule's firing) records the version it runs. */
+    async markRunning(runId: string, agentVersion: number | null = null): Promise<RunRow | undefined> {
       const row = await db
         .updateTable('runs')
-        .set({ status: RUN_STATUSES.indexOf('Running'), started_at: sql`now()`, heartbeat_at: sql`now()` })
+        .set({
+          status: RUN_STATUSES.indexOf('Running'),
+          started_at: sql`now()`,
+          heartbeat_at: sql`now()`,
+          agent_version: sql`coalesce(agent_version, ${agentVersion})`,
+        })
         .where('id', '=', runId)
         .where('status', 'not in', ENDED)
         .returningAll()

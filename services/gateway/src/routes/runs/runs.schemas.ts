@@ -1,4 +1,4 @@
-import { RUN_STATUSES, runRecordJson, type runPb } from '@hangar/contracts';
+import { RUN_STATUSES, RunMessageSchema, RunMessagesSchema, RunParametersSchema, runRecordJson, type runPb } from '@hangar/contracts';
 import { z } from 'zod';
 
 /** Request and response shapes of the run routes, and the proto → JSON mappers of their records. */
@@ -6,17 +6,10 @@ import { z } from 'zod';
 const RunRequestFields = z
   .strictObject({
     sessionId: z.string().optional(),
-    message: z.string().min(1).max(1_000_000).optional(),
-    messages: z
-      .array(z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string().max(1_000_000) }))
-      .min(1)
-      .max(500)
-      .optional(),
+    message: RunMessageSchema.optional(),
+    messages: RunMessagesSchema.optional(),
     attachments: z.array(z.string()).max(20).optional(),
-    parameters: z
-      .array(z.strictObject({ name: z.string().min(1).max(64), value: z.string() }))
-      .max(64)
-      .optional(),
+    parameters: RunParametersSchema.optional(),
   })
   .refine((body) => (body.message === undefined) !== (body.messages === undefined), {
     message: 'give exactly one of message or messages',
