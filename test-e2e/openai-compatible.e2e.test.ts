@@ -2,6 +2,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { allInOneModules } from '@hangar/all-in-one';
 import {
   createJwtIssuer,
+  eventually,
   FIXTURE_RUN_AUTHORIZATION,
   startHangar,
   startMockOpenAI,
@@ -42,6 +43,8 @@ beforeAll(async () => {
     ['counted', 'counted'],
     ['limited', 'plain'],
     ['clocked', 'clocked'],
+    ['long', 'long'],
+    ['slow', 'slow'],
   ]) {
     const created = await hangar.request('POST', '/api/agents', {
       body: { name, instructions: 'Be brief.', model: { provider: 'mock', model }, ...(name === 'clocked' && { tools: ['clock'] }) },
@@ -53,6 +56,8 @@ beforeAll(async () => {
       ? { text: 'It is noon.' }
       : { toolCall: { name: 'clock', args: { timeZone: 'UTC' } } },
   );
+  mock.script('long', () => ({ text: 'x'.repeat(10_000) }));
+  mock.script('slow', () => ({ text: 'word '.repeat(60).trim(), chunkDelayMs: 40 }));
   mock.script('counted', () => ({ text: 'one two three four', usage: { prompt: 12, completion: 4, cached: 2 } }));
   openai = new OpenAI({ baseURL: `${hangar.url}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
 });
@@ -190,6 +195,50 @@ describe('the openai package', () => {
     await expect(openai.conversations.retrieve(conversation.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
+  it('keeps instructions out of the conversation, and a store: false continuation out of the session', async () => {
+    const conversation = await openai.conversations.create({});
+    await openai.responses.create({ model: 'assistant', input: 'first', conversation: conversation.id, instructions: 'Answer in French.' });
+    expect(lastUpstreamMessages('plain').find((message) => message.role === 'system')?.content).toContain('Answer in French.');
+    const items = [];
+    for await (const item of openai.conversations.items.list(conversation.id, { order: 'asc' })) items.push(item);
+    expect(items.map((item) => (item.type === 'message' ? item.role : item.type))).toEqual(['user', 'assistant']);
+    expect(JSON.stringify(items)).not.toContain('French');
+
+    const stored = await openai.responses.create({ model: 'assistant', input: 'remember plum' });
+    const sessionOf = async (responseId: string) => {
+      const runId = (await hangar.request('GET', '/api/runs?take=50&agentName=assistant')).body.find(
+        (run: { id: string }) => `resp_${run.id.replaceAll('-', '')}` === responseId,
+      );
+      return (await hangar.request('GET', `/api/sessions/${runId.sessionId}`)).body;
+    };
+    const before = (await sessionOf(stored.id)).messageCount;
+    await openai.responses.create({ model: 'assistant', input: 'what fruit?', previous_response_id: stored.id, store: false });
+    expect(lastUpstreamMessages('plain').map((message) => message.content)).toEqual(
+      expect.arrayContaining(['remember plum', 'what fruit?']),
+    );
+    expect((await sessionOf(stored.id)).messageCount).toBe(before);
+  });
+
+  it('retrieves a long answer whole', async () => {
+    const response = await openai.responses.create({ model: 'long', input: 'talk' });
+    expect((await openai.responses.retrieve(response.id)).output_text).toHaveLength(10_000);
+  });
+
+  it('cancels the run of a client that leaves mid-stream', async () => {
+    const abort = new AbortController();
+    const { data: stream, response } = await openai.chat.completions
+      .create({ model: 'slow', messages: [{ role: 'user', content: 'talk' }], stream: true }, { signal: abort.signal })
+      .withResponse();
+    const runId = response.headers.get('x-hangar-run-id')!;
+    // The first chunk (the role) comes at once; this file's content guard holds the text back until the end.
+    for await (const chunk of stream) {
+      expect(chunk.choices[0]?.delta.role).toBe('assistant');
+      abort.abort();
+      break;
+    }
+    await eventually(async () => ((await runRecord(runId)).status === 'Canceled' ? true : undefined), 'the run canceled');
+  });
+
   it('names an unknown agent in a NotFoundError with code model_not_found', async () => {
     const refused = openai.chat.completions.create({ model: 'nobody-here', messages: [{ role: 'user', content: 'hi' }] });
     await expect(refused).rejects.toBeInstanceOf(OpenAI.NotFoundError);
@@ -203,6 +252,13 @@ describe('the openai package', () => {
     const refused = openai.chat.completions.create({ model: 'limited', messages: [{ role: 'user', content: 'second' }] });
     await expect(refused).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     await expect(refused).rejects.toMatchObject({ code: 'quota_exceeded' });
+    // The official clients would retry a 429 twice: told not to, a used-up quota is one refusal.
+    const raw = await fetch(`${hangar.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'limited', messages: [{ role: 'user', content: 'third' }] }),
+    });
+    expect([raw.status, raw.headers.get('x-should-retry')]).toEqual([429, 'false']);
     await hangar.request('DELETE', '/api/quotas/limited-once');
   });
 
@@ -284,7 +340,9 @@ describe('governance of /v1 runs, as on the native run route', () => {
     const request = { model: 'counted', messages: [{ role: 'user' as const, content: 'once' }] };
     const calls = mock.callsTo('counted');
     const first = await openai.chat.completions.create(request, { headers: { 'Idempotency-Key': 'v1-once' } });
-    const { data: again, response } = await openai.chat.completions.create(request, { headers: { 'Idempotency-Key': 'v1-once' } }).withResponse();
+    const { data: again, response } = await openai.chat.completions
+      .create(request, { headers: { 'Idempotency-Key': 'v1-once' } })
+      .withResponse();
     expect(again.id).toBe(first.id);
     expect(response.headers.get('idempotent-replayed')).toBe('true');
     expect(mock.callsTo('counted')).toBe(calls + 1);
@@ -303,6 +361,28 @@ describe('the Vercel AI SDK', () => {
     for await (const part of streamed.textStream) parts.push(part);
     expect(parts.join('')).toBe('one two three four');
     expect(await streamed.usage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+  });
+
+  it('holds a conversation over .responses(): the second turn refers to the first answer by its item id', async () => {
+    const first = await generateText({ model: provider().responses('assistant'), prompt: 'my name is Ada', maxRetries: 0 });
+    const second = await generateText({
+      model: provider().responses('assistant'),
+      messages: [{ role: 'user', content: 'my name is Ada' }, ...first.response.messages, { role: 'user', content: 'what is my name?' }],
+      maxRetries: 0,
+    });
+    expect(second.text).toBe('mock: what is my name?');
+    expect(lastUpstreamMessages('plain').map((message) => message.content)).toEqual(
+      expect.arrayContaining(['my name is Ada', first.text, 'what is my name?']),
+    );
+  });
+
+  it('ends a failing .responses() stream with an error', async () => {
+    mock.script('sdk-failing', [{ status: 500 }]);
+    await hangar.request('POST', '/api/agents', { body: { name: 'sdk-failing', model: { provider: 'mock', model: 'sdk-failing' } } });
+    const streamed = streamText({ model: provider().responses('sdk-failing'), prompt: 'hi', maxRetries: 0, onError: () => {} });
+    const parts: string[] = [];
+    for await (const part of streamed.fullStream) parts.push(part.type);
+    expect(parts).toContain('error');
   });
 
   it('generates and streams text through .responses()', async () => {

@@ -2,6 +2,7 @@
 export type RunOperation =
   | 'sessions.list'
   | 'sessions.read'
+  | 'sessions.update'
   | 'sessions.delete'
   | 'sessions.branch'
   | 'attachments.upload'

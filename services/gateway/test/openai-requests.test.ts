@@ -75,7 +75,8 @@ describe('conversation turns', () => {
       { role: 'assistant', content: 'a' },
     ]);
     expect(fieldErrorOf(() => turnsOfResponseInput([{ type: 'function_call_output', call_id: '1', output: 'x' }])).path).toBe('input[0]');
-    expect(fieldErrorOf(() => turnsOfResponseInput([{ type: 'item_reference', id: 'msg_1' }])).path).toBe('input[0]');
+    // An earlier answer referred to by its item id is resolved by the route.
+    expect(turnsOfResponseInput([{ type: 'item_reference', id: 'msg_1' }])).toEqual([{ reference: 'msg_1' }]);
   });
 });
 

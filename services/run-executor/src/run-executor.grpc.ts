@@ -117,6 +117,7 @@ export function runExecutorGrpc(
           attachments: request.attachments,
           kind: requestableRunKind(request.kind),
           clientMetadata: request.clientMetadata,
+          instructions: request.instructions,
         },
         signal,
       );

@@ -2553,6 +2553,40 @@ export interface components {
                 };
             };
         };
+        /** @description A data-only frame: a chunk, or [DONE] after the last one */
+        ChatCompletionFrame: {
+            data: components["schemas"]["ChatCompletionChunk"] | "[DONE]";
+        };
+        ChatCompletionChunk: {
+            id: string;
+            /** @constant */
+            object: "chat.completion.chunk";
+            created: number;
+            model: string;
+            system_fingerprint: null;
+            choices: {
+                index: number;
+                delta: {
+                    /** @constant */
+                    role?: "assistant";
+                    content?: string;
+                };
+                logprobs: null;
+                finish_reason: ("stop" | "content_filter") | null;
+            }[];
+            /** @description With stream_options.include_usage: null on each chunk, the counts on a last chunk with no choices */
+            usage?: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                total_tokens: number;
+                prompt_tokens_details: {
+                    cached_tokens: number;
+                };
+                completion_tokens_details: {
+                    reasoning_tokens: number;
+                };
+            } | null;
+        };
         ChatCompletionRequest: {
             /** @description The agent to run */
             model: string;
@@ -9837,6 +9871,10 @@ export interface operations {
             /** @description A chat.completion; with stream: true, chat.completion.chunk frames ending with data: [DONE] */
             200: {
                 headers: {
+                    /** @description The id of the recorded run (GET /api/runs/{runId}) */
+                    "X-Hangar-Run-Id"?: string;
+                    /** @description Request settings the agent’s definition decides, which were not applied */
+                    "X-Hangar-Ignored-Parameters"?: string;
                     /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
                     "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -9849,6 +9887,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": components["schemas"]["ChatCompletionFrame"];
                 };
             };
             /** @description The request is not valid */

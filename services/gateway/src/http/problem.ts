@@ -39,7 +39,13 @@ const STATUS_TITLES: Record<number, string> = { 405: 'Method Not Allowed', 500: 
 
 export function sendProblem(request: Request, response: Response, body: ProblemBody, headers: Record<string, string> = {}) {
   if (response.locals.openAIErrors) {
-    response.status(body.status).set(headers).json(openAIErrorBody(body));
+    // OpenAI's clients retry 429 and 5xx unless told not to: a used-up quota stays used up, and a run that
+    // failed has run (retrying would run it again).
+    const final = body.errorType === 'quota_exceeded' || body.runId !== undefined;
+    response
+      .status(body.status)
+      .set({ ...headers, ...(final && { 'x-should-retry': 'false' }) })
+      .json(openAIErrorBody(body));
     return;
   }
   response.status(body.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));

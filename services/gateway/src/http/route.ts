@@ -40,6 +40,8 @@ export interface HandlerInput<P, Q, B> {
   principal: Principal | undefined;
   request: Request;
   response: Response;
+  /** Aborted when the client goes away before the answer is complete (heard from the start of the request). */
+  signal: AbortSignal;
 }
 
 export interface HandlerResult {
@@ -124,6 +126,11 @@ export const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
 export function mountRoute(router: Router, route: RouteSpec<any, any, any>, context: GatewayContext) {
   router[route.method](expressPath(route.path), async (request, response) => {
+    // Listened to before any await, so a client that leaves during authentication is not missed.
+    const departure = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) departure.abort();
+    });
     let principal: Principal | undefined;
     if (route.auth !== 'none') principal = await context.authenticator.authenticate(request);
     const tenantId = resolveTenant(context.config, request, principal);
@@ -152,7 +159,7 @@ export function mountRoute(router: Router, route: RouteSpec<any, any, any>, cont
         throw denial === 'forbid' ? forbidden(`the run-authorization handler denied ${operation}`) : notFound(`${kind} ${id} not found`);
       }
     }
-    const execute = () => route.handler({ params, query, body, caller, principal, request, response }, context);
+    const execute = () => route.handler({ params, query, body, caller, principal, request, response, signal: departure.signal }, context);
     const idempotencyKey = request.get('idempotency-key');
     const result =
       idempotencyKey !== undefined && route.method === 'post' && (route.body || route.rawBody) && context.config.Idempotency.Enabled

@@ -101,6 +101,8 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       async handler(_input, context) {
         if (context.draining()) return { status: 503, body: { status: 'draining', services: {} } };
         const services = await context.checkHealth();
+        // A drain that began while the services were asked turns them NOT_SERVING: it is named as what it is.
+        if (context.draining()) return { status: 503, body: { status: 'draining', services: {} } };
         const ready = Object.values(services).every((status) => status === 'SERVING');
         return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', services } };
       },

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { renderInstructions } from '@hangar/contracts';
 import { classifyError, HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { Subscription } from '@hangar/messaging';
 import type { HumanWait } from '../approvals/approvals.service.js';
@@ -10,9 +9,9 @@ import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } 
 import { costOf, priceFor } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
-import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
-import type { Preparation, PreparedRun } from './prepare.js';
-import { modelMessages, sessionTurn } from './run-messages.js';
+import type { ModelTurns, TreeBudget } from './model-turns.js';
+import type { Preparation } from './prepare.js';
+import { sessionTurn } from './run-messages.js';
 import {
   placeholderRun,
   recordedRunInput,
@@ -21,14 +20,13 @@ import {
   type RunOutcome,
   type RunRow,
   type StartRunRequest,
-  type Usage,
 } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
 import { noticingFirstText, type RunMetrics } from './run-metrics.js';
 import { JobHandedBack } from './run-interruption.js';
 import { recordable, type RunUpdate } from './run-update.js';
-import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import type { ToolSets } from './tool-set.js';
+import { createGuardedTurns } from './guarded-turns.js';
 import { inRunContext, startRunTrace } from '../traces/run-tracing.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
 
@@ -87,6 +85,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
   const continuationEnabled = settings.RunReconciliation.Enabled && settings.RunContinuation.Enabled;
   const maxDepth = settings.AgentGraph.MaxDepth;
   const maxTotalRuns = graphLimit(settings.AgentGraph.MaxTotalRuns);
+  const turns = createGuardedTurns(deps);
 
   /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
   async function runChild(
@@ -282,7 +281,20 @@ export function createRunExecution(deps: RunExecutionDeps) {
       const outcome = yield* inRunContext(
         runTrace.context,
         noticingFirstText(
-          turns(caller, request, prepared, run, budget, signal, emit, blockedInput === true, spent, context.humanWait),
+          turns({
+            caller,
+            request,
+            prepared,
+            run,
+            budget,
+            signal,
+            emit,
+            blockedInput: blockedInput === true,
+            spent,
+            humanWait: context.humanWait,
+            askAgent: (agentName, message, announce) =>
+              runChild(caller, agentName, message, run, budget, signal, announce, emit, context.humanWait),
+          }),
           observed.firstToken,
         ),
       );
@@ -336,74 +348,6 @@ export function createRunExecution(deps: RunExecutionDeps) {
       release();
       context.signal.removeEventListener('abort', stopWithCaller);
     }
-  }
-
-  /** The model turns of a run, with the content guard around them. */
-  async function* turns(
-    caller: Caller,
-    request: StartRunRequest,
-    prepared: PreparedRun,
-    run: RunRow,
-    budget: TreeBudget,
-    signal: AbortSignal,
-    emit: Emit,
-    blockedInput: boolean,
-    spent: { usage: Usage },
-    humanWait: HumanWait | undefined,
-  ): AsyncGenerator<RunUpdate, ModelTurnsResult> {
-    if (blockedInput) {
-      return {
-        usage: ZERO_USAGE,
-        outputText: '',
-        failure: { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' },
-      };
-    }
-    const { definition, parameters, history, attachments, tenant } = prepared;
-    const guard = deps.guard;
-    const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
-    // Buffered, an answer reaches the caller only once the guard has read all of it.
-    const holdOutput = inspectOutput && settings.ContentGuard.BufferStreamingOutput;
-    const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
-    // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
-    const pending: RunUpdate[] = [];
-    const { tools, skillInstructions } = await deps.tools.toolsFor(caller, definition, (agentName, message) =>
-      runChild(caller, agentName, message, run, budget, signal, async (update) => void pending.push(update), emit, humanWait),
-    );
-    const result = yield* deps.modelTurns({
-      runId: run.id,
-      recordedModel: { provider: run.modelProvider, model: run.model },
-      tenant,
-      definition,
-      system:
-        [renderInstructions(definition.instructions, parameters), skillInstructions, structured && structuredResponseHint(definition)]
-          .filter(Boolean)
-          .join('\n\n') || undefined,
-      messages: modelMessages(history, request, attachments),
-      tools,
-      budget,
-      emit,
-      signal,
-      streamDeltas: !holdOutput,
-      // Unbuffered, each delta is masked alone: a value split across deltas escapes the mask.
-      maskDelta: (text) => (inspectOutput ? guard.mask(text) : text),
-      structuredProblem: structured,
-      pending,
-      spent,
-      humanWait,
-    });
-    if (!inspectOutput || result.failure || !result.outputText) return result;
-    if (guard.blocks(result.outputText)) {
-      return {
-        ...result,
-        failure: { errorType: 'content_blocked', message: 'the answer contains content this deployment does not release (content guard)' },
-      };
-    }
-    const outputText = guard.mask(result.outputText);
-    if (holdOutput) {
-      if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText }, { batch: true });
-      yield { type: 'text-delta', text: outputText };
-    }
-    return { ...result, outputText };
   }
 
   return { execute };

@@ -119,6 +119,8 @@ export interface StartRunRequest {
   kind?: RequestableRunKind;
   /** What an API-compatible client sent beside the conversation; recorded with the input, never attribution. */
   clientMetadata?: Record<string, unknown>;
+  /** Added after the agent's instructions for this run only (OpenAI Responses `instructions`); not kept in the session. */
+  instructions?: string;
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {
@@ -155,6 +157,7 @@ export const recordedRunInput = (agentName: string, request: StartRunRequest) =>
   parameters: request.parameters,
   attachments: request.attachments,
   ...(request.clientMetadata && { clientMetadata: request.clientMetadata }),
+  ...(request.instructions !== undefined && { instructions: request.instructions }),
 });
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */

@@ -4,7 +4,7 @@ import { defineRoute } from '../../http/route.js';
 import { openEventStream } from '../../http/sse.js';
 import { runResponseBody } from '../../http/run-stream.js';
 import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfChatMessages } from './openai-requests.js';
-import { chatUsage, epochSeconds, RUN_HEADERS, startCompatibilityRun, type StartedRun } from './openai-runs.js';
+import { authorizeStart, chatUsage, epochSeconds, RUN_HEADERS, startCompatibilityRun, type StartedRun } from './openai-runs.js';
 import { openAIError } from '../../http/openai-error.js';
 import { ChatCompletionFrameSchema, ChatCompletionSchema, OpenAIErrorSchema, openAIErrorResponse } from './openai.schemas.js';
 
@@ -70,13 +70,12 @@ async function streamChunks(started: StartedRun, model: string, includeUsage: bo
     for (let next = await started.updates.next(); !next.done; next = await started.updates.next()) {
       const update = next.value.update;
       if (update?.$case === 'textDelta') stream.data(chunk({ content: update.value.text }));
-      else if (update?.$case === 'failed') {
-        // A guard that stops the answer is OpenAI's content_filter finish; any other failure an error event.
-        if (update.value.errorType === 'content_blocked') stream.data(chunk({}, 'content_filter'));
-        else stream.data(openAIError(503, update.value.errorType, update.value.message));
+      else if (update?.$case === 'failed' && update.value.errorType !== 'content_blocked') {
+        stream.data(openAIError(503, update.value.errorType, update.value.message));
         return;
-      } else if (update?.$case === 'finished') {
-        stream.data(chunk({}, 'stop'));
+      } else if (update?.$case === 'failed' || update?.$case === 'finished') {
+        // A guard that stops the answer is OpenAI's content_filter finish, with usage and [DONE] like any other.
+        stream.data(chunk({}, update.$case === 'failed' ? 'content_filter' : 'stop'));
         if (includeUsage) stream.data({ ...base, system_fingerprint: null, choices: [], usage: chatUsage(update.value.run?.usage) });
         stream.data('[DONE]');
         return;
@@ -104,34 +103,33 @@ export const chatCompletionRoutes = [
       200: {
         description: 'A chat.completion; with stream: true, chat.completion.chunk frames ending with data: [DONE]',
         schema: ChatCompletionSchema,
+        eventStream: ChatCompletionFrameSchema,
+        headers: RUN_HEADERS,
       },
       404: openAIErrorResponse('Unknown agent: code model_not_found'),
       429: openAIErrorResponse('A quota rule is used up (rate_limit_error)'),
       422: openAIErrorResponse('Content guard blocked the run'),
       503: openAIErrorResponse('No model provider could answer'),
     },
-    async handler({ body, caller, response }, context) {
+    async handler({ body, caller, response, signal }, context) {
       const ignored = checkRequestFields(body, FIELDS);
       const messages = turnsOfChatMessages(body.messages);
       const stream = body.stream === true;
-      const started = await startCompatibilityRun(
-        {
-          agentName: body.model,
-          messages,
-          isStreaming: stream,
-          clientMetadata: {
-            api: 'chat.completions',
-            ...(body.user && { user: body.user }),
-            ...(body.metadata && { metadata: body.metadata }),
-          },
-        },
-        caller,
-        response,
-        context,
-      );
-      const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
-      if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
+      await authorizeStart(context, caller, body.model);
+      const clientMetadata = {
+        api: 'chat.completions',
+        ...(body.user && { user: body.user }),
+        ...(body.metadata && { metadata: body.metadata }),
+      };
       try {
+        const started = await startCompatibilityRun(
+          { agentName: body.model, messages, isStreaming: stream, clientMetadata },
+          caller,
+          signal,
+          context,
+        );
+        const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
+        if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
         if (stream) {
           const events = openEventStream(response, headers);
           await streamChunks(started, body.model, body.stream_options?.include_usage === true, events);
@@ -160,8 +158,8 @@ export const chatCompletionRoutes = [
           },
         };
       } catch (error) {
-        // The client left while waiting for its one answer (the run ends Canceled): nobody to answer.
-        if (started.signal.aborted) return { status: 200, sent: true };
+        // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
+        if (signal.aborted) return { status: 200, sent: true };
         throw error;
       }
     },

@@ -6,6 +6,8 @@ import type { GatewayContext } from '../../gateway.context.js';
 import { defineRoute } from '../../http/route.js';
 import { METADATA, turnsOfResponseInput } from './openai-requests.js';
 import { epochSeconds } from './openai-runs.js';
+import { messageIdOf } from './response-objects.js';
+import { resolveReferences, storedMessageText } from './response-sessions.js';
 import {
   ConversationDeletedSchema,
   ConversationItemListSchema,
@@ -49,22 +51,16 @@ const conversationJson = (session: sessionPb.SessionRecord | undefined) => ({
   metadata: session!.metadata,
 });
 
-/** The text parts of a stored message (attachment references are not part of OpenAI's items). */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part) => (part && typeof part === 'object' && part.type === 'text' ? String(part.text) : '')).join('');
-}
-
+/** A run's answer has the id its response gave it (`msg_` + the run id), so an `item_reference` to it works; other messages their own. */
 const itemJson = (message: sessionPb.SessionMessage) => ({
   type: 'message',
-  id: `msg_${message.id.replaceAll('-', '')}`,
+  id: message.role === 'assistant' && message.runId ? messageIdOf(message.runId) : `msg_${message.id.replaceAll('-', '')}`,
   status: 'completed',
   role: message.role,
   content: [
     {
       type: message.role === 'assistant' ? 'output_text' : 'input_text',
-      text: textOf(message.content),
+      text: storedMessageText(message.content),
       ...(message.role === 'assistant' && { annotations: [] }),
     },
   ],
@@ -85,7 +81,7 @@ export const conversationRoutes = [
     responses: { 200: { description: 'The conversation', schema: ConversationSchema } },
     async handler({ body, caller }, context) {
       requireMapped(context);
-      const messages = body.items?.length ? turnsOfResponseInput(body.items) : [];
+      const messages = body.items?.length ? await resolveReferences(turnsOfResponseInput(body.items), caller, context) : [];
       const { session } = await context.sessions.createSession(
         {
           sessionId: `conv_${randomBytes(24).toString('hex')}`,
@@ -126,7 +122,7 @@ export const conversationRoutes = [
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: ConversationParams,
     body: UpdateConversationSchema,
-    runAuthorization: { operation: 'sessions.read', denial: 'hide', resourceId: (params) => params.conversationId },
+    runAuthorization: { operation: 'sessions.update', denial: 'hide', resourceId: (params) => params.conversationId },
     responses: { 200: { description: 'The conversation', schema: ConversationSchema }, 404: openAIErrorResponse('Unknown conversation') },
     async handler({ params, body, caller }, context) {
       requireMapped(context, params.conversationId);

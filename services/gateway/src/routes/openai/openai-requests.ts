@@ -102,13 +102,17 @@ export function turnsOfChatMessages(messages: unknown): TurnMessage[] {
 
 const InputItem = z.object({ type: z.string().optional(), role: z.string().optional(), content: Content.optional() }).loose();
 
-/** Responses `input` (a string or message items) as turns; other items are refused. */
-export function turnsOfResponseInput(input: unknown): TurnMessage[] {
+/** A turn of Responses input, or a reference to an earlier answer (`item_reference`), resolved by the route. */
+export type InputTurn = TurnMessage | { reference: string };
+
+/** Responses `input` (a string, message items, item references) as turns; other items are refused. */
+export function turnsOfResponseInput(input: unknown): InputTurn[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const parsed = z.array(InputItem).min(1).max(500).safeParse(input);
   if (!parsed.success)
     throw validationError('input must be a string or a non-empty array of items', [{ path: 'input', message: 'is not valid' }]);
-  return parsed.data.map((item, index) => {
+  return parsed.data.map((item, index): InputTurn => {
+    if (item.type === 'item_reference' && typeof item.id === 'string') return { reference: item.id };
     const role = item.role ? ROLES[item.role] : undefined;
     if ((item.type !== undefined && item.type !== 'message') || !role || item.content === undefined)
       throw validationError(`input[${index}] (${item.type ?? item.role ?? 'untyped'}) is not supported`, [

@@ -1,6 +1,5 @@
 import type { runPb } from '@hangar/contracts';
 import { classifyError, HangarError, type Caller } from '@hangar/platform';
-import type { Response } from 'express';
 import type { GatewayContext } from '../../gateway.context.js';
 import type { TurnMessage } from './openai-requests.js';
 
@@ -14,6 +13,8 @@ export interface CompatibilityRun {
   agentName: string;
   messages: TurnMessage[];
   sessionId?: string;
+  /** For this run only, after the agent's own instructions; never kept in a session. */
+  instructions?: string;
   isStreaming: boolean;
   /** OpenAI's `user`, `metadata`, `store`…: recorded with the run's input. */
   clientMetadata: Record<string, unknown>;
@@ -36,18 +37,19 @@ export const RUN_HEADERS = {
 export const modelNotFound = (model: string) =>
   new HangarError('notFound', `The model '${model}' does not exist or you do not have access to it.`, {}, 'model_not_found');
 
+/** The host's run-authorization handler on starting the agent, asked before anything else is done for the call. */
+export async function authorizeStart({ authorizeRun }: GatewayContext, caller: Caller, agentName: string) {
+  if (authorizeRun && !(await authorizeRun({ operation: 'runs.start', ...caller, resourceId: agentName })))
+    throw new HangarError('forbidden', 'the run-authorization handler denied runs.start');
+}
+
+/** Starts the run; `signal` is the client's departure (the run then ends Canceled). */
 export async function startCompatibilityRun(
   request: CompatibilityRun,
   caller: Caller,
-  response: Response,
-  { runs, authorizeRun }: GatewayContext,
+  signal: AbortSignal,
+  { runs }: GatewayContext,
 ): Promise<StartedRun> {
-  if (authorizeRun && !(await authorizeRun({ operation: 'runs.start', ...caller, resourceId: request.agentName })))
-    throw new HangarError('forbidden', 'the run-authorization handler denied runs.start');
-  const abort = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) abort.abort();
-  });
   const updates = runs
     .startRun(
       {
@@ -59,8 +61,9 @@ export async function startCompatibilityRun(
         attachments: [],
         kind: 'Compatibility',
         clientMetadata: request.clientMetadata,
+        instructions: request.instructions,
       },
-      { caller, signal: abort.signal },
+      { caller, signal },
     )
     [Symbol.asyncIterator]();
   let first: IteratorResult<runPb.StartRunResponse>;
@@ -73,7 +76,7 @@ export async function startCompatibilityRun(
   }
   if (first.done || first.value.update?.$case !== 'started')
     throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
-  return { run: first.value.update.value.run!, updates, signal: abort.signal };
+  return { run: first.value.update.value.run!, updates, signal };
 }
 
 /** A run's token counts, from its record or its JSON. */

@@ -12,14 +12,21 @@ import { epochSeconds, responseUsage, type StartedRun, type UsageCounts } from '
 const UUID_HEX = /^[0-9a-f]{32}$/;
 
 export const responseIdOf = (runId: string) => `resp_${runId.replaceAll('-', '')}`;
-const messageIdOf = (runId: string) => `msg_${runId.replaceAll('-', '')}`;
+/** The id of a run's answer as an output item (and as a conversation item: one id for one message). */
+export const messageIdOf = (runId: string) => `msg_${runId.replaceAll('-', '')}`;
 
-/** The run id a response id names, or undefined when it is not one. */
-export function runIdOfResponse(responseId: string): string | undefined {
-  const hex = responseId.startsWith('resp_') ? responseId.slice(5) : '';
+/** The uuid `prefix` + 32 hex digits spell, or undefined. */
+function uuidAfter(prefix: string, id: string): string | undefined {
+  const hex = id.startsWith(prefix) ? id.slice(prefix.length) : '';
   if (!UUID_HEX.test(hex)) return undefined;
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The run id a response id names, or undefined when it is not one. */
+export const runIdOfResponse = (responseId: string) => uuidAfter('resp_', responseId);
+
+/** The run whose answer an output item id names, or undefined when it is not one. */
+export const runIdOfItem = (itemId: string) => uuidAfter('msg_', itemId);
 
 /** What a response echoes of its request. */
 export interface ResponseRequestEcho {
@@ -118,9 +125,14 @@ export async function streamResponseEvents(started: StartedRun, echo: ResponseRe
     send('response.content_part.done', { ...part, part: outputText(text) });
     send('response.output_item.done', { output_index: 0, item: messageItem(run.id, text, 'completed') });
     const event =
-      outcome.status === 'completed' ? 'response.completed' : outcome.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
+      outcome.status === 'failed' ? 'response.failed' : outcome.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     send(event, { response: responseObject(final, echo, outcome) });
+    // The AI SDK ends a stream with an error only on an `error` event (it reads no response.failed).
+    if (outcome.status === 'failed' && outcome.error) sendError(outcome.error.code, outcome.error.message);
   };
+  /** Flat for the openai package, nested for the AI SDK. */
+  const sendError = (code: string, message: string) =>
+    send('error', { code, message, param: null, error: { type: 'server_error', code, message, param: null } });
   try {
     for (let next = await started.updates.next(); !next.done; next = await started.updates.next()) {
       const update = next.value.update;
@@ -128,8 +140,9 @@ export async function streamResponseEvents(started: StartedRun, echo: ResponseRe
         text += update.value.text;
         send('response.output_text.delta', { ...part, delta: update.value.text, logprobs: [] });
       } else if (update?.$case === 'finished') {
+        // A run an operator canceled arrives finished: it is `cancelled`, as GET tells it afterwards.
         const final = update.value.run ?? run;
-        return finish(final, { status: 'completed', text: update.value.outputText, usage: final.usage });
+        return finish(final, { status: responseStatusOf(final, undefined), text: update.value.outputText, usage: final.usage });
       } else if (update?.$case === 'failed') {
         const final = update.value.run ?? run;
         const status = update.value.errorType === 'content_blocked' ? 'incomplete' : 'failed';
@@ -137,7 +150,6 @@ export async function streamResponseEvents(started: StartedRun, echo: ResponseRe
       }
     }
   } catch (error) {
-    if (!started.signal.aborted)
-      send('error', { code: classifyError(error)?.errorType ?? 'internal_error', message: 'the run stream broke off', param: null });
+    if (!started.signal.aborted) sendError(classifyError(error)?.errorType ?? 'internal_error', 'the run stream broke off');
   }
 }

@@ -1,13 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import type { runPb } from '@hangar/contracts';
-import { classifyError, HangarError, validationError, type Caller } from '@hangar/platform';
+import { HangarError, validationError } from '@hangar/platform';
 import { z } from 'zod';
-import type { GatewayContext } from '../../gateway.context.js';
 import { defineRoute } from '../../http/route.js';
 import { runResponseBody } from '../../http/run-stream.js';
 import { openEventStream } from '../../http/sse.js';
 import { AGENT_SETTINGS, checkRequestFields, METADATA, turnsOfResponseInput } from './openai-requests.js';
-import { RUN_HEADERS, startCompatibilityRun } from './openai-runs.js';
+import { authorizeStart, RUN_HEADERS, startCompatibilityRun } from './openai-runs.js';
+import {
+  answerOfRun,
+  notFoundAsUndefined,
+  placeOfTurn,
+  readableRun,
+  readableSession,
+  resolveReferences,
+  responseNotFound,
+} from './response-sessions.js';
 import { responseObject, responseStatusOf, runIdOfResponse, streamResponseEvents, type ResponseRequestEcho } from './response-objects.js';
 import { ResponseSchema, ResponseStreamFrameSchema, OpenAIErrorSchema, openAIErrorResponse } from './openai.schemas.js';
 
@@ -54,68 +61,26 @@ const FIELDS = {
   },
 } as const;
 
-const responseNotFound = (id: string, param?: string) =>
-  new HangarError('notFound', `Response with id '${id}' not found.`, param ? { errors: [{ path: param, message: 'not found' }] } : {});
-
-/** Whether the run-authorization handler lets the caller read this record (a denial looks like an unknown record). */
-async function mayRead(context: GatewayContext, caller: Caller, operation: 'runs.read' | 'sessions.read', resourceId: string) {
-  return !context.authorizeRun || context.authorizeRun({ operation, ...caller, resourceId });
-}
-
-/** The session the turn runs in: the conversation's, the previous response's (branched when it is not the last turn), a new one, or none. */
-async function sessionFor(body: ResponseRequest, caller: Caller, context: GatewayContext): Promise<string | undefined> {
-  if (body.conversation) {
-    const id = typeof body.conversation === 'string' ? body.conversation : body.conversation.id;
-    const visible = await mayRead(context, caller, 'sessions.read', id);
-    const found = visible && (await context.sessions.getSession({ sessionId: id }, { caller }).catch(notFoundAsUndefined));
-    if (!found)
-      throw new HangarError('notFound', `Conversation with id '${id}' not found.`, {
-        errors: [{ path: 'conversation', message: 'not found' }],
-      });
-    return id;
-  }
-  if (body.previous_response_id) {
-    const previousId = body.previous_response_id;
-    const runId = runIdOfResponse(previousId);
-    const run = runId && (await mayRead(context, caller, 'runs.read', runId)) ? await getRun(context, caller, runId) : undefined;
-    if (!run?.sessionId) throw responseNotFound(previousId, 'previous_response_id');
-    const { messages } = await context.sessions.getSession({ sessionId: run.sessionId }, { caller });
-    const answer = messages.findLastIndex((message) => message.runId === runId);
-    if (answer < 0) throw responseNotFound(previousId, 'previous_response_id');
-    if (answer === messages.length - 1) return run.sessionId;
-    const branched = await context.sessions.branchSession(
-      { sessionId: run.sessionId, upToSequence: messages[answer]!.sequence },
-      { caller },
-    );
-    return branched.sessionId;
-  }
-  return body.store === false ? undefined : randomUUID();
-}
-
-const notFoundAsUndefined = (error: unknown) => {
-  if (classifyError(error)?.status === 404) return undefined;
-  throw error;
-};
-
-const getRun = (context: GatewayContext, caller: Caller, runId: string) =>
-  context.runs.getRun({ runId }, { caller }).then(({ run }) => run, notFoundAsUndefined);
-
+/** What a response echoes of its request, recorded with its run's input for GET. */
 const echoOf = (body: ResponseRequest): ResponseRequestEcho => ({
   model: body.model,
   instructions: body.instructions ?? null,
   previousResponseId: body.previous_response_id ?? null,
-  conversationId: body.conversation ? (typeof body.conversation === 'string' ? body.conversation : body.conversation.id) : null,
+  conversationId: conversationIdOf(body) ?? null,
   store: body.store !== false,
   metadata: body.metadata ?? {},
   user: body.user ?? null,
 });
+
+const conversationIdOf = (body: ResponseRequest) =>
+  body.conversation ? (typeof body.conversation === 'string' ? body.conversation : body.conversation.id) : undefined;
 
 /** The recorded echo of a response (its run's input), or what the run record alone tells. */
 function recordedEcho(run: runPb.RunRecord, input: Record<string, any> | undefined): ResponseRequestEcho {
   const client = input?.clientMetadata ?? {};
   return {
     model: run.agentName,
-    instructions: client.instructions ?? null,
+    instructions: input?.instructions ?? null,
     previousResponseId: client.previousResponseId ?? null,
     conversationId: client.conversationId ?? null,
     store: client.store !== false,
@@ -124,14 +89,11 @@ function recordedEcho(run: runPb.RunRecord, input: Record<string, any> | undefin
   };
 }
 
-/** The answer of a finished run, from its `message.completed` event. */
-async function recordedAnswer(context: GatewayContext, caller: Caller, runId: string): Promise<string> {
-  let text = '';
-  for await (const event of context.runs.streamRunEvents({ runId, afterSeq: 0 }, { caller })) {
-    if (event.type === 'message.completed') text = String(event.data?.text ?? '');
-  }
-  return text;
-}
+/** `text` is handled for its format; its other settings (verbosity) are the agent's, and reported as ignored. */
+const ignoredTextSettings = (body: ResponseRequest) =>
+  Object.keys(body.text ?? {})
+    .filter((key) => key !== 'format' && body.text![key] !== undefined && body.text![key] !== null)
+    .map((key) => `text.${key}`);
 
 export const responseRoutes = [
   defineRoute({
@@ -157,41 +119,53 @@ export const responseRoutes = [
       422: openAIErrorResponse('Content guard blocked the run'),
       503: openAIErrorResponse('No model provider could answer'),
     },
-    async handler({ body, caller, response }, context) {
-      const ignored = checkRequestFields(body, FIELDS);
+    async handler({ body, caller, response, signal }, context) {
+      const ignored = [...checkRequestFields(body, FIELDS), ...ignoredTextSettings(body)];
       if (body.previous_response_id && body.conversation)
         throw validationError('give previous_response_id or conversation, not both', [
           { path: 'conversation', message: 'conflicts with previous_response_id' },
         ]);
       if (body.text?.format && body.text.format.type !== 'text')
         throw validationError('the output format comes from the agent', [{ path: 'text.format', message: 'only type text is supported' }]);
-      const turns = turnsOfResponseInput(body.input);
-      const messages = body.instructions ? [{ role: 'system' as const, content: body.instructions }, ...turns] : turns;
+      const conversationId = conversationIdOf(body);
+      if (conversationId !== undefined && !context.config.Hangar.Api.MapOpenAIConversations)
+        throw new HangarError('notFound', `Conversation with id '${conversationId}' not found.`, {
+          errors: [{ path: 'conversation', message: 'conversations are not mapped (MapOpenAIConversations)' }],
+        });
+      const input = turnsOfResponseInput(body.input);
       const echo = echoOf(body);
-      const sessionId = await sessionFor(body, caller, context);
-      const started = await startCompatibilityRun(
-        {
-          agentName: body.model,
-          messages,
-          sessionId,
-          isStreaming: body.stream === true,
-          clientMetadata: {
-            api: 'responses',
-            store: echo.store,
-            ...(echo.instructions !== null && { instructions: echo.instructions }),
-            ...(echo.previousResponseId && { previousResponseId: echo.previousResponseId }),
-            ...(echo.conversationId && { conversationId: echo.conversationId }),
-            ...(body.metadata && { metadata: body.metadata }),
-            ...(body.user && { user: body.user }),
-          },
-        },
+      // Asked first: a refused start must leave nothing behind (no branched session).
+      await authorizeStart(context, caller, body.model);
+      const turns = await resolveReferences(input, caller, context);
+      const place = await placeOfTurn(
+        { conversationId, previousResponseId: body.previous_response_id ?? undefined, store: echo.store },
         caller,
-        response,
         context,
       );
-      const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
-      if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
+      const clientMetadata = {
+        api: 'responses',
+        store: echo.store,
+        ...(echo.previousResponseId && { previousResponseId: echo.previousResponseId }),
+        ...(echo.conversationId && { conversationId: echo.conversationId }),
+        ...(body.metadata && { metadata: body.metadata }),
+        ...(body.user && { user: body.user }),
+      };
       try {
+        const started = await startCompatibilityRun(
+          {
+            agentName: body.model,
+            messages: [...place.history, ...turns],
+            sessionId: place.sessionId,
+            instructions: body.instructions ?? undefined,
+            isStreaming: body.stream === true,
+            clientMetadata,
+          },
+          caller,
+          signal,
+          context,
+        );
+        const headers: Record<string, string> = { 'X-Hangar-Run-Id': started.run.id };
+        if (ignored.length) headers['X-Hangar-Ignored-Parameters'] = ignored.join(', ');
         if (body.stream) {
           const events = openEventStream(response, headers);
           await streamResponseEvents(started, echo, events);
@@ -202,11 +176,15 @@ export const responseRoutes = [
         return {
           status: 200,
           headers,
-          body: responseObject(started.run, echo, { status: 'completed', text: outcome.output.text, usage: outcome.usage }),
+          body: responseObject(started.run, echo, {
+            status: outcome.status === 'Canceled' ? 'cancelled' : 'completed',
+            text: outcome.output.text,
+            usage: outcome.usage,
+          }),
         };
       } catch (error) {
-        // The client left while waiting for its one answer (the run ends Canceled): nobody to answer.
-        if (started.signal.aborted) return { status: 200, sent: true };
+        // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
+        if (signal.aborted) return { status: 200, sent: true };
         throw error;
       }
     },
@@ -233,14 +211,14 @@ export const responseRoutes = [
     },
     async handler({ params, caller }, context) {
       const runId = runIdOfResponse(params.responseId);
-      const run = runId ? await getRun(context, caller, runId) : undefined;
-      if (!run || run.kind !== 'Compatibility') throw responseNotFound(params.responseId);
+      const run = runId ? await readableRun(context, caller, runId) : undefined;
+      // A stored response always has a session (a chat completion and a store: false response have none), one the caller may read.
+      const stored = run?.kind === 'Compatibility' && run.sessionId && (await readableSession(context, caller, run.sessionId));
+      if (!run || !stored) throw responseNotFound(params.responseId);
       const input = await context.runs.getRunInput({ runId: run.id }, { caller }).then(({ input }) => input, notFoundAsUndefined);
-      // A chat completion is not a response, and a response made with store: false is not kept.
-      if (input && (input.clientMetadata?.api !== 'responses' || input.clientMetadata?.store === false))
-        throw responseNotFound(params.responseId);
+      if (input && input.clientMetadata?.api !== 'responses') throw responseNotFound(params.responseId);
       const status = responseStatusOf(run, run.errorType);
-      const text = status !== 'in_progress' ? await recordedAnswer(context, caller, run.id) : null;
+      const text = status !== 'in_progress' ? await answerOfRun(context, caller, run) : null;
       const error = run.errorType ? { code: run.errorType, message: run.errorMessage ?? '' } : undefined;
       return { status: 200, body: responseObject(run, recordedEcho(run, input), { status, text, usage: run.usage, error }) };
     },

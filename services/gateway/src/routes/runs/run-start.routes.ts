@@ -63,7 +63,7 @@ export const runAgent = defineRoute({
     501: problemResponse('A factory agent (not runnable yet), or queued runs switched off'),
     503: problemResponse('No model provider could answer (JSON mode)'),
   },
-  async handler({ params, query, body, caller, request, response }, { runs, config, runNotices }) {
+  async handler({ params, query, body, caller, request, response, signal }, { runs, config, runNotices }) {
     if (/\brespond-async\b/i.test(request.get('prefer') ?? '')) {
       const { run: queued } = await runs.enqueueRun({ run: startRunRequest(params.name, body, false) }, { caller });
       const statusUrl = `${config.Hangar.Api.Prefix}/api/runs/${queued!.id}`;
@@ -74,12 +74,8 @@ export const runAgent = defineRoute({
       };
     }
     const oneResponse = request.get('idempotency-key') !== undefined;
-    const abort = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) abort.abort();
-    });
     const updates = runs
-      .startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal: abort.signal })
+      .startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal })
       [Symbol.asyncIterator]();
     try {
       // Refusals (a used-up quota, unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
@@ -88,12 +84,12 @@ export const runAgent = defineRoute({
         throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
       if (oneResponse) return { status: 200, body: await runResponseBody(updates) };
       if (query.protocol === UI_MESSAGE_STREAM_PROTOCOL)
-        await streamUIMessages(response, first.value.update.value.run!, updates, abort.signal, runNotices);
-      else await streamRunUpdates(response, first.value.update.value.run!, updates, abort.signal, runNotices);
+        await streamUIMessages(response, first.value.update.value.run!, updates, signal, runNotices);
+      else await streamRunUpdates(response, first.value.update.value.run!, updates, signal, runNotices);
       return { status: 200, sent: true };
     } catch (error) {
       // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
-      if (abort.signal.aborted) return { status: 200, sent: true };
+      if (signal.aborted) return { status: 200, sent: true };
       throw error;
     }
   },

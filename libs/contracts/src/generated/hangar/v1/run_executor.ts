@@ -54,7 +54,11 @@ export interface StartRunRequest {
    * What an API-compatible client sent beside the conversation (OpenAI's `user`, `metadata`,
    * `store`); recorded with the run's input, never its attribution.
    */
-  clientMetadata: { [key: string]: any } | undefined;
+  clientMetadata:
+    | { [key: string]: any }
+    | undefined;
+  /** Added after the agent's instructions for this run only: never part of its session's history. */
+  instructions?: string | undefined;
 }
 
 export interface EstimateRunPromptRequest {
@@ -535,6 +539,7 @@ function createBaseStartRunRequest(): StartRunRequest {
     attachments: [],
     kind: undefined,
     clientMetadata: undefined,
+    instructions: undefined,
   };
 }
 
@@ -563,6 +568,9 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     }
     if (message.clientMetadata !== undefined) {
       Struct.encode(Struct.wrap(message.clientMetadata), writer.uint32(66).fork()).join();
+    }
+    if (message.instructions !== undefined) {
+      writer.uint32(74).string(message.instructions);
     }
     return writer;
   },
@@ -644,6 +652,14 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
             message.clientMetadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.instructions = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -669,6 +685,7 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     message.attachments = object.attachments?.map((e) => e) || [];
     message.kind = object.kind ?? undefined;
     message.clientMetadata = object.clientMetadata ?? undefined;
+    message.instructions = object.instructions ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,101 @@
+import { renderInstructions } from '@hangar/contracts';
+import type { Caller, HangarConfig } from '@hangar/platform';
+import type { HumanWait } from '../approvals/approvals.service.js';
+import type { ContentGuard } from '../content-guard.js';
+import type { Emit } from '../events/event-writer.js';
+import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
+import type { PreparedRun } from './prepare.js';
+import { modelMessages } from './run-messages.js';
+import { ZERO_USAGE, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
+import type { RunUpdate } from './run-update.js';
+import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
+import type { AskAgent, ToolSets } from './tool-set.js';
+
+export interface GuardedTurnsDeps {
+  tools: ToolSets;
+  modelTurns: ModelTurns;
+  guard: ContentGuard | undefined;
+  settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse'>;
+}
+
+export interface TurnsInput {
+  caller: Caller;
+  request: StartRunRequest;
+  prepared: PreparedRun;
+  run: RunRow;
+  budget: TreeBudget;
+  signal: AbortSignal;
+  emit: Emit;
+  /** The content guard refused the caller's words: no model is asked. */
+  blockedInput: boolean;
+  spent: { usage: Usage };
+  humanWait: HumanWait | undefined;
+  /** Runs a callable agent as a child; `announce` hands its updates to this run's stream. */
+  askAgent: (agentName: string, message: string, announce: (update: RunUpdate) => Promise<void>) => ReturnType<AskAgent>;
+}
+
+/** A run's model turns with the content guard around them (SPEC Agents 13): its input refused, its answer held, read, masked. */
+export function createGuardedTurns(deps: GuardedTurnsDeps) {
+  const { settings } = deps;
+  return async function* turns(input: TurnsInput): AsyncGenerator<RunUpdate, ModelTurnsResult> {
+    const { caller, request, prepared, run, budget, signal, emit, blockedInput, spent, humanWait } = input;
+    if (blockedInput) {
+      return {
+        usage: ZERO_USAGE,
+        outputText: '',
+        failure: { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' },
+      };
+    }
+    const { definition, parameters, history, attachments, tenant } = prepared;
+    const guard = deps.guard;
+    const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
+    // Buffered, an answer reaches the caller only once the guard has read all of it.
+    const holdOutput = inspectOutput && settings.ContentGuard.BufferStreamingOutput;
+    const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
+    // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
+    const pending: RunUpdate[] = [];
+    const { tools, skillInstructions } = await deps.tools.toolsFor(caller, definition, (agentName, message) =>
+      input.askAgent(agentName, message, async (update) => void pending.push(update)),
+    );
+    const result = yield* deps.modelTurns({
+      runId: run.id,
+      recordedModel: { provider: run.modelProvider, model: run.model },
+      tenant,
+      definition,
+      system:
+        [
+          renderInstructions(definition.instructions, parameters),
+          skillInstructions,
+          structured && structuredResponseHint(definition),
+          request.instructions,
+        ]
+          .filter(Boolean)
+          .join('\n\n') || undefined,
+      messages: modelMessages(history, request, attachments),
+      tools,
+      budget,
+      emit,
+      signal,
+      streamDeltas: !holdOutput,
+      // Unbuffered, each delta is masked alone: a value split across deltas escapes the mask.
+      maskDelta: (text) => (inspectOutput ? guard.mask(text) : text),
+      structuredProblem: structured,
+      pending,
+      spent,
+      humanWait,
+    });
+    if (!inspectOutput || result.failure || !result.outputText) return result;
+    if (guard.blocks(result.outputText)) {
+      return {
+        ...result,
+        failure: { errorType: 'content_blocked', message: 'the answer contains content this deployment does not release (content guard)' },
+      };
+    }
+    const outputText = guard.mask(result.outputText);
+    if (holdOutput) {
+      if (settings.RunRecording.RecordMessageDeltas) void emit('message.delta', { text: outputText }, { batch: true });
+      yield { type: 'text-delta', text: outputText };
+    }
+    return { ...result, outputText };
+  };
+}
