@@ -5,6 +5,9 @@ import { bool, duration, int, list, nullable, num } from './values.js';
  * Every configuration key of SPEC.md "Limits" (plus the keys API.md adds), with SPEC's defaults.
  * Keys are PascalCase with `:` between levels; durations are milliseconds once parsed.
  * Unknown keys are refused so a typo never passes silently.
+ *
+ * One file over 400 lines on purpose: the whole configuration surface in SPEC's order, so a reader
+ * checks every default against SPEC's tables in one pass; it holds declarations only, no logic.
  */
 
 // `prefault` parses the empty section, so every key inside gets its own default.
