@@ -60,4 +60,15 @@ describe('deploy/k8s/base', () => {
     expect(brokers('RunExecutor').length).toBeGreaterThan(0);
     expect(brokers('Governance')).toEqual(brokers('RunExecutor'));
   });
+
+  it('drains on SIGTERM within the grace period, and does not restart a draining pod', () => {
+    for (const deployment of documents.filter((document) => document.kind === 'Deployment')) {
+      const config = loadConfig({ env: podEnvironment(deployment) });
+      const pod = deployment.spec.template.spec;
+      expect(config.Drain.Enabled, deployment.metadata.name).toBe(true);
+      expect(pod.terminationGracePeriodSeconds * 1000, deployment.metadata.name).toBeGreaterThan(config.Drain.Timeout);
+      // Readiness reports a drain; liveness must not, or the kubelet restarts the pod mid-drain.
+      expect(pod.containers[0].livenessProbe.grpc, deployment.metadata.name).toBeUndefined();
+    }
+  });
 });
