@@ -14,6 +14,8 @@ export interface RunEventEnvelope {
   at: string;
   /** The event's own data; a finished run's carries `usage` and `cost`. */
   data: { usage?: { totalTokens?: number }; cost?: { total?: number } | null; [key: string]: unknown };
+  /** The W3C trace context of the run's span, so what a consumer does about the event joins the run's trace. */
+  traceparent?: string | null;
 }
 
 /** The envelope as consumers check it: a record that is not one is skipped, never cast. */
@@ -26,4 +28,5 @@ export const RunEventEnvelopeSchema = z.looseObject({
   type: z.string(),
   at: z.string(),
   data: z.record(z.string(), z.unknown()),
+  traceparent: z.string().nullish(),
 });

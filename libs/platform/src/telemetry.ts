@@ -1,4 +1,4 @@
-import { context, propagation, trace, type Context, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, trace, type Context, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -111,6 +111,13 @@ export function injectContext(carrier: Record<string, string>): Record<string, s
   return carrier;
 }
 
+/** The W3C `traceparent` of a context's span (for a message that leaves the process), or undefined. */
+export function traceparentOf(from: Context): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(from, carrier);
+  return carrier.traceparent;
+}
+
 export function extractContext(carrier: Record<string, string | undefined>): Context {
   return propagation.extract(context.active(), carrier);
 }
@@ -131,6 +138,31 @@ export async function inSpan<T>(
   } finally {
     span.end();
   }
+}
+
+/**
+ * Handles a message from the event log in a CONSUMER span under the trace context it carries (its
+ * W3C `traceparent`), so what a consumer does about a run's event joins the run's trace.
+ */
+export function inConsumerSpan<T>(
+  message: { topic: string; group: string; traceparent?: string | null; attributes?: Record<string, string | number> },
+  work: () => Promise<T>,
+): Promise<T> {
+  const parent = message.traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: message.traceparent }) : ROOT_CONTEXT;
+  return inSpan(
+    `process ${message.topic}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent,
+      attributes: {
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': message.topic,
+        'messaging.consumer.group.name': message.group,
+        ...message.attributes,
+      },
+    },
+    () => work(),
+  );
 }
 
 export { SpanKind };

@@ -9,7 +9,7 @@ import {
   WebhookServiceDefinition,
 } from '@hangar/contracts';
 import { parseMessage } from '@hangar/messaging';
-import { auditOrLog, contentCipherFrom, grpcServiceModule, openRunEventData, refreshedGauge } from '@hangar/platform';
+import { auditOrLog, contentCipherFrom, grpcServiceModule, inConsumerSpan, openRunEventData, refreshedGauge } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
@@ -129,7 +129,16 @@ export const governanceModule = grpcServiceModule({
       // A record that is not an envelope is skipped: retried, it would hold every later one up.
       if (!parsed.success) return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; quotas skip it');
       // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
-      await service.countRunEvent({ ...parsed.data, data: openRunEventData(cipher, parsed.data) });
+      const event = parsed.data;
+      await inConsumerSpan(
+        {
+          topic: RUN_EVENTS_TOPIC,
+          group: QUOTA_CONSUMER_GROUP,
+          traceparent: event.traceparent,
+          attributes: { 'hangar.run.id': event.runId, 'hangar.event.type': event.type },
+        },
+        () => service.countRunEvent({ ...event, data: openRunEventData(cipher, event) }),
+      );
     });
     const quotaGauge = config.Observability.EnableQuotaUsageGauge
       ? refreshedGauge({

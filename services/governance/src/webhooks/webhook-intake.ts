@@ -1,6 +1,6 @@
-import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema } from '@hangar/contracts';
+import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema, type RunEventEnvelope } from '@hangar/contracts';
 import { parseMessage, type EventLog, type Subscription } from '@hangar/messaging';
-import { HangarError, openRunEventData, type ContentCipher, type Logger } from '@hangar/platform';
+import { HangarError, inConsumerSpan, openRunEventData, type ContentCipher, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
 import type { WebhookService } from './webhook.service.js';
 
@@ -30,6 +30,18 @@ export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subsc
     const parsed = RunEventEnvelopeSchema.safeParse(parseMessage(value));
     if (!parsed.success) return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
     const event = parsed.data;
+    await inConsumerSpan(
+      {
+        topic: RUN_EVENTS_TOPIC,
+        group: WEBHOOKS_CONSUMER_GROUP,
+        traceparent: event.traceparent,
+        attributes: { 'hangar.run.id': event.runId, 'hangar.event.type': event.type },
+      },
+      () => offerRunEvent(event),
+    );
+  }
+
+  async function offerRunEvent(event: RunEventEnvelope) {
     const common = { id: eventIdOf(`run:${event.runId}:${event.seq}`), tenantId: event.tenantId, timestamp: event.at };
     if (RUN_OUTCOMES.has(event.type)) {
       try {

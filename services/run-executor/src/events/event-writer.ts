@@ -103,4 +103,5 @@ export const envelopeOf = (target: RunEventTarget, event: RunEventRow): RunEvent
   type: event.type,
   at: event.at,
   data: event.data,
+  ...(target.traceparent && { traceparent: target.traceparent }),
 });

@@ -12,6 +12,8 @@ export interface RunEventTarget {
   rootRunId: string;
   tenantId: string;
   agentName: string;
+  /** The run span's W3C trace context, carried with each event on the event log. */
+  traceparent?: string;
 }
 
 export interface NewRunEvent {

@@ -37,7 +37,7 @@ export async function insertEvents(
             .selectFrom('stored')
             .select([
               sql<string>`${target.rootRunId}::uuid`.as('root_run_id'),
-              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'agentName', ${target.agentName}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data)`.as(
+              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'agentName', ${target.agentName}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data, 'traceparent', ${target.traceparent ?? null}::text)`.as(
                 'payload',
               ),
             ])

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { classifyError, HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import { classifyError, HangarError, traceparentOf, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { Subscription } from '@hangar/messaging';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
@@ -253,7 +253,13 @@ export function createRunExecution(deps: RunExecutionDeps) {
       else await events.emit('run.failed', { errorType: full.errorType, message: full.errorMessage, ...data });
       return finished;
     }
-    const eventTarget = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: definition.name };
+    const eventTarget = {
+      runId,
+      rootRunId: run.rootRunId,
+      tenantId: caller.tenantId,
+      agentName: definition.name,
+      traceparent: traceparentOf(runTrace.context),
+    };
 
     try {
       // What the run needs recorded before its first model call, written side by side.
