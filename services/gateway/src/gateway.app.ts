@@ -6,6 +6,7 @@ import { jsonBodyGuard } from './http/input-guard.js';
 import { problemBody, problemHandler, sendProblem } from './http/problem.js';
 import { expressPath, mountRoute, servedPath, type RouteSpec } from './http/route.js';
 import { openAIErrors } from './http/openai-error.js';
+import { openApiDocumentOf } from './http/openapi.js';
 import { httpDurations } from './http/http-durations.js';
 import type { GatewayContext } from './gateway.context.js';
 import { agentRoutes } from './routes/agents.routes.js';
@@ -153,6 +154,8 @@ function unmatched(routes: RouteSpec<any, any, any>[], prefix: string) {
 export function createGatewayApp(context: GatewayContext) {
   const prefix = context.config.Hangar.Api.Prefix;
   const routes = gatewayRoutes();
+  // Built now, not by the first request that asks for it (see openApiDocumentOf).
+  openApiDocumentOf(routes, { prefix, version: context.version });
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MetaSchema } from '../api.schemas.js';
 import { ROLES, roleIncludes, type Role } from '@hangar/platform';
 import type { Scope } from '../http/auth.js';
-import { buildOpenApiDocument } from '../http/openapi.js';
+import { openApiDocumentOf } from '../http/openapi.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 
 /**
@@ -59,7 +59,7 @@ export function systemRoutes(allRoutes: () => RouteSpec<any, any, any>[]) {
       async handler(_input, context) {
         return {
           status: 200,
-          body: buildOpenApiDocument(allRoutes(), { prefix: context.config.Hangar.Api.Prefix, version: context.version }),
+          body: openApiDocumentOf(allRoutes(), { prefix: context.config.Hangar.Api.Prefix, version: context.version }),
         };
       },
     }),
