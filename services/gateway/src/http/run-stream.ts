@@ -18,6 +18,21 @@ function failedRunError(failed: runPb.RunFailed): HangarError {
   return new HangarError('unavailable', failed.message, extensions, failed.errorType);
 }
 
+/**
+ * The run record of the first update, which is `started` once the run row exists. Refusals (a
+ * used-up quota, an unknown agent, bad parameters, a foreign session) are thrown before it.
+ */
+export async function startedRun(updates: RunUpdates): Promise<runPb.RunRecord> {
+  const first = await updates.next();
+  if (first.done || first.value.update?.$case !== 'started')
+    throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+  return first.value.update.value.run!;
+}
+
+/** The tool calls awaiting a decision, as the run stream shows them. */
+export const pendingApprovalsJson = (approvals: runPb.Approval[]) =>
+  approvals.map((approval) => ({ id: approval.id, toolName: approval.toolName, args: approval.args ?? null }));
+
 /** Waits for the outcome: the RunResponse body when the run finished, a problem when it failed. */
 export async function runResponseBody(updates: RunUpdates) {
   for (let next = await updates.next(); !next.done; next = await updates.next()) {
@@ -81,11 +96,7 @@ export async function streamRunUpdates(
           break;
         case 'approvals':
           stream.send('approvals', {
-            approvals: update.value.approvals.map((approval) => ({
-              id: approval.id,
-              toolName: approval.toolName,
-              args: approval.args ?? null,
-            })),
+            approvals: pendingApprovalsJson(update.value.approvals),
           });
           break;
         case 'finished': {

@@ -2,7 +2,7 @@ import { type QuotaThresholdNotice, type runPb } from '@hangar/contracts';
 import { classifyError } from '@hangar/platform';
 import type { Response } from 'express';
 import { runJson } from '../routes/runs/runs.schemas.js';
-import type { RunNotices } from './run-stream.js';
+import { pendingApprovalsJson, type RunNotices } from './run-stream.js';
 import { openEventStream } from './sse.js';
 
 /**
@@ -80,11 +80,7 @@ export async function streamUIMessages(
             type: 'data-approvals',
             data: {
               runId: run.id,
-              approvals: update.value.approvals.map((approval) => ({
-                id: approval.id,
-                toolName: approval.toolName,
-                args: approval.args ?? null,
-              })),
+              approvals: pendingApprovalsJson(update.value.approvals),
             },
           });
           break;

@@ -1,6 +1,7 @@
 import type { runPb } from '@hangar/contracts';
 import { classifyError, HangarError, type Caller } from '@hangar/platform';
 import type { GatewayContext } from '../../gateway.context.js';
+import { startedRun } from '../../http/run-stream.js';
 import type { TurnMessage } from './openai-requests.js';
 
 /**
@@ -66,17 +67,13 @@ export async function startCompatibilityRun(
       { caller, signal },
     )
     [Symbol.asyncIterator]();
-  let first: IteratorResult<runPb.StartRunResponse>;
   try {
-    first = await updates.next();
+    return { run: await startedRun(updates), updates, signal };
   } catch (error) {
     // The run names no attachment and opens no existing record but its agent: a 404 is the agent.
     if (classifyError(error)?.status === 404) throw modelNotFound(request.agentName);
     throw error;
   }
-  if (first.done || first.value.update?.$case !== 'started')
-    throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
-  return { run: first.value.update.value.run!, updates, signal };
 }
 
 /** A run's token counts, from its record or its JSON. */

@@ -1,9 +1,8 @@
 import { runStatusFromProto } from '@hangar/contracts';
-import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
 import { AgentNameParams, locationHeader, problemResponse } from '../../api.schemas.js';
 import { defineRoute } from '../../http/route.js';
-import { runResponseBody, streamRunUpdates } from '../../http/run-stream.js';
+import { runResponseBody, startedRun, streamRunUpdates } from '../../http/run-stream.js';
 import { streamUIMessages, UI_MESSAGE_STREAM_PROTOCOL } from '../../http/ui-message-stream.js';
 import { RunStreamFrameSchema } from './run-frames.schemas.js';
 import { RunRequestSchema, startRunRequest, RunResponseSchema } from './runs.schemas.js';
@@ -74,18 +73,13 @@ export const runAgent = defineRoute({
       };
     }
     const oneResponse = request.get('idempotency-key') !== undefined;
-    const updates = runs
-      .startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal })
-      [Symbol.asyncIterator]();
+    const updates = runs.startRun(startRunRequest(params.name, body, !oneResponse), { caller, signal })[Symbol.asyncIterator]();
     try {
-      // Refusals (a used-up quota, unknown agent, bad parameters, a foreign session) arrive before the first update: plain HTTP errors.
-      const first = await updates.next();
-      if (first.done || first.value.update?.$case !== 'started')
-        throw new HangarError('unavailable', 'the run did not start', {}, 'service_unavailable');
+      // Refusals arrive before the run starts: plain HTTP errors.
+      const run = await startedRun(updates);
       if (oneResponse) return { status: 200, body: await runResponseBody(updates) };
-      if (query.protocol === UI_MESSAGE_STREAM_PROTOCOL)
-        await streamUIMessages(response, first.value.update.value.run!, updates, signal, runNotices);
-      else await streamRunUpdates(response, first.value.update.value.run!, updates, signal, runNotices);
+      if (query.protocol === UI_MESSAGE_STREAM_PROTOCOL) await streamUIMessages(response, run, updates, signal, runNotices);
+      else await streamRunUpdates(response, run, updates, signal, runNotices);
       return { status: 200, sent: true };
     } catch (error) {
       // The client left (before its run started, or while waiting for its one answer; the run ends Canceled): nobody to answer.
