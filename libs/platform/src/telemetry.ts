@@ -105,18 +105,14 @@ export function currentSpanIds(): { trace_id?: string; span_id?: string } {
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
 
-/** Copies the active context into a carrier (HTTP headers or gRPC metadata entries). */
-export function injectContext(carrier: Record<string, string>): Record<string, string> {
-  propagation.inject(context.active(), carrier);
+/** Copies a context (the active one by default) into a carrier (HTTP headers, gRPC metadata, a message). */
+export function injectContext(carrier: Record<string, string>, from: Context = context.active()): Record<string, string> {
+  propagation.inject(from, carrier);
   return carrier;
 }
 
 /** The W3C `traceparent` of a context's span (for a message that leaves the process), or undefined. */
-export function traceparentOf(from: Context): string | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(from, carrier);
-  return carrier.traceparent;
-}
+export const traceparentOf = (from: Context): string | undefined => injectContext({}, from).traceparent;
 
 export function extractContext(carrier: Record<string, string | undefined>): Context {
   return propagation.extract(context.active(), carrier);
