@@ -43,8 +43,9 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
     async append(topic, batch) {
       if (closed) throw new Error('event log is closed');
       const entry = log(topic);
-      for (const { key, value } of batch) {
-        entry.records.push({ topic, key, value, offset: entry.dropped + entry.records.length, timestamp: Date.now() });
+      for (const { key, value, traceparent } of batch) {
+        const offset = entry.dropped + entry.records.length;
+        entry.records.push({ topic, key, value, offset, timestamp: Date.now(), ...(traceparent && { traceparent }) });
       }
       const excess = entry.records.length - retained;
       if (excess > 0) {

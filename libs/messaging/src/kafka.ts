@@ -58,7 +58,8 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
     async append(topic, records) {
       if (closed) throw new Error('event log is closed');
       await ensureTopic(prefix + topic);
-      await producer.send({ topic: prefix + topic, acks: -1, messages: records.map(({ key, value }) => ({ key, value })) });
+      const messages = records.map(({ key, value, traceparent }) => ({ key, value, ...(traceparent && { headers: { traceparent } }) }));
+      await producer.send({ topic: prefix + topic, acks: -1, messages });
     },
     async subscribe(topicOrTopics, group, handler: LogHandler) {
       const names = [topicOrTopics].flat();
@@ -86,6 +87,7 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
             value: message.value?.toString() ?? '',
             offset: Number(message.offset),
             timestamp: Number(message.timestamp),
+            ...(message.headers?.traceparent && { traceparent: message.headers.traceparent.toString() }),
           };
           for (let delay = RETRY_DELAY_MS; !state.stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
             try {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventLog } from './ports.js';
+import type { EventLog, NewLogRecord } from './ports.js';
 
 export interface OutboxRelaySettings {
   /** How often the outbox is read when nothing nudges the relay. */
@@ -14,7 +14,7 @@ export interface OutboxRelaySettings {
 /** One round of shipping: hands up to `limit` outbox rows to `ship` under a lease; the number shipped. */
 export type ShipOutbox = (
   lease: { owner: string; leaseMs: number; limit: number },
-  ship: (records: Array<{ key: string; value: string }>) => Promise<void>,
+  ship: (records: NewLogRecord[]) => Promise<void>,
 ) => Promise<number>;
 
 /**

@@ -6,7 +6,12 @@ export interface LogRecord {
   value: string;
   offset: number;
   timestamp: number;
+  /** The W3C trace context the record was appended under (a Kafka header), so a consumer's work joins its trace. */
+  traceparent?: string;
 }
+
+/** What `append` takes: a record before the log gave it an offset. */
+export type NewLogRecord = Pick<LogRecord, 'key' | 'value' | 'traceparent'>;
 
 export type LogHandler = (record: LogRecord) => Promise<void>;
 
@@ -16,7 +21,7 @@ export type LogHandler = (record: LogRecord) => Promise<void>;
  */
 export interface EventLog {
   readonly kind: string;
-  append(topic: string, records: Array<{ key: string; value: string }>): Promise<void>;
+  append(topic: string, records: NewLogRecord[]): Promise<void>;
   /**
    * Starts consuming from the group's committed position; resolves once subscribed (records flow as
    * soon as the group has given this member its share, which may take a rebalance). A group

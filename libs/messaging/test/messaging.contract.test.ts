@@ -66,6 +66,23 @@ describe.each([
     await log.close();
   });
 
+  it('hands a record’s trace context to its consumers (a Kafka header), and none when it had none', async () => {
+    const log = await create();
+    const seen: LogRecord[] = [];
+    await log.subscribe('runs', 'quota', async (record) => void seen.push(record));
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await log.append('runs', [
+      { key: 'r', value: 'traced', traceparent },
+      { key: 'r', value: 'untraced' },
+    ]);
+    await waitFor(() => seen.length === 2);
+    expect(seen.map((record) => [record.value, record.traceparent])).toEqual([
+      ['traced', traceparent],
+      ['untraced', undefined],
+    ]);
+    await log.close();
+  });
+
   it('does not count a record whose handler still failed when the group left as handled', async () => {
     const log = await create();
     let attempts = 0;

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { context, propagation, ROOT_CONTEXT, trace, type Context, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -13,9 +15,9 @@ import {
   type Span as SdkSpan,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { HANGAR_VERSION } from './version.js';
 
-let provider: NodeTracerProvider | undefined;
+let sdk: NodeSDK | undefined;
 
 /** The attribute that makes a span the root of a run's own spans (the run executor's run span). */
 export const RUN_ID_ATTRIBUTE = 'hangar.run.id';
@@ -63,32 +65,45 @@ export function addSpanSink(sink: SpanSink): () => void {
 }
 
 /**
- * Installs the process-wide tracer (once): AsyncLocalStorage context and W3C `traceparent`
- * propagation. Spans are recorded and exported over OTLP/HTTP only when an endpoint is configured;
- * without one, trace ids still flow through HTTP → gRPC and into logs and problem bodies. With
- * `recordRunSpans`, run spans and the spans under them are recorded whatever else is, for the
- * run traces the run executor keeps (`Observability:*`).
+ * Starts OpenTelemetry's Node SDK in this process (once): AsyncLocalStorage context, W3C
+ * `traceparent` propagation, resource attributes per service (and `OTEL_RESOURCE_ATTRIBUTES`).
+ * Spans are recorded and exported over OTLP/HTTP only when an endpoint is configured; without one,
+ * trace ids still flow through HTTP → gRPC → the event log and into logs and problem bodies. With
+ * `recordRunSpans`, run spans and the spans under them are recorded whatever else is, for the run
+ * traces the run executor keeps (`Observability:*`). Metrics stay with each process's meter
+ * provider (`createProcessMetrics`); client libraries are instrumented by `instrumentation.ts`.
  */
 export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null; recordRunSpans?: boolean }): void {
-  if (provider) return;
+  if (sdk) return;
   sinksInstalled = options.recordRunSpans === true;
-  const spanProcessors: SpanProcessor[] = [
-    ...(options.otlpEndpoint ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpEndpoint }))] : []),
-    ...(options.recordRunSpans ? [sinkProcessor] : []),
-  ];
   // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
   // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
   const others = new ParentBasedSampler({ root: options.otlpEndpoint ? new AlwaysOnSampler() : new AlwaysOffSampler() });
-  provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': options.serviceName }),
-    spanProcessors,
+  sdk = new NodeSDK({
+    resource: resourceFromAttributes({
+      'service.name': options.serviceName,
+      'service.namespace': 'hangar',
+      'service.version': HANGAR_VERSION,
+      'service.instance.id': randomUUID(),
+    }),
+    // The sink processor is always there: the SDK registers no tracer provider without a processor,
+    // and trace ids must flow even when nothing is recorded.
+    spanProcessors: [
+      ...(options.otlpEndpoint ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpEndpoint }))] : []),
+      sinkProcessor,
+    ],
     sampler: options.recordRunSpans ? new RunSpanSampler(others) : others,
+    textMapPropagator: new W3CTraceContextPropagator(),
+    // Empty, not absent: absent, the SDK would start OTLP metric and log exporters from OTEL_* defaults.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
   });
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  sdk.start();
 }
 
 export async function shutdownTelemetry(): Promise<void> {
-  await provider?.shutdown();
+  await sdk?.shutdown();
 }
 
 export const tracer = () => trace.getTracer('hangar');
@@ -113,6 +128,10 @@ export function injectContext(carrier: Record<string, string>, from: Context = c
 
 /** The W3C `traceparent` of a context's span (for a message that leaves the process), or undefined. */
 export const traceparentOf = (from: Context): string | undefined => injectContext({}, from).traceparent;
+
+/** The context a W3C `traceparent` names (a message's), or the root context without one: work done in it joins that trace. */
+export const contextOfTraceparent = (traceparent: string | null | undefined): Context =>
+  traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
 
 export function extractContext(carrier: Record<string, string | undefined>): Context {
   return propagation.extract(context.active(), carrier);
@@ -144,7 +163,7 @@ export function inConsumerSpan<T>(
   message: { topic: string; group: string; traceparent?: string | null; attributes?: Record<string, string | number> },
   work: () => Promise<T>,
 ): Promise<T> {
-  const parent = message.traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: message.traceparent }) : ROOT_CONTEXT;
+  const parent = contextOfTraceparent(message.traceparent);
   return inSpan(
     `process ${message.topic}`,
     {

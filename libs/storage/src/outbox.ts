@@ -35,7 +35,7 @@ export async function shipOutbox(
   db: Kysely<any>,
   tables: OutboxTables,
   lease: { owner: string; leaseMs: number; limit: number },
-  ship: (records: Array<{ key: string; value: string }>) => Promise<void>,
+  ship: (records: Array<{ key: string; value: string; traceparent?: string }>) => Promise<void>,
 ): Promise<number> {
   const { owner } = lease;
   if (!(await takeLease(db, tables.lease, owner, lease.leaseMs))) return 0;
@@ -47,7 +47,7 @@ export async function shipOutbox(
       .limit(lease.limit)
       .execute();
     if (!rows.length) return 0;
-    await ship(rows.map((row) => ({ key: String(row.key), value: JSON.stringify(row.payload) })));
+    await ship(rows.map((row) => ({ key: String(row.key), value: JSON.stringify(row.payload), ...traceparentOf(row.payload) })));
     // Only while the lease is still ours: a relay whose shipment outlived it leaves the rows to the next holder.
     await db
       .deleteFrom(tables.outbox)
@@ -63,3 +63,7 @@ export async function shipOutbox(
     await releaseLease(db, tables.lease, owner);
   }
 }
+
+/** A payload's `traceparent` travels beside it too (as a Kafka header), so consumers that read only headers join the trace. */
+const traceparentOf = (payload: { traceparent?: unknown }) =>
+  typeof payload?.traceparent === 'string' ? { traceparent: payload.traceparent } : {};

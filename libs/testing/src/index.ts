@@ -13,3 +13,4 @@ export * from './strict-fake.js';
 export * from './content.js';
 export * from './prometheus-text.js';
 export * from './grpc-reflection.js';
+export * from './otlp-receiver.js';

@@ -1,3 +1,5 @@
+// First: client libraries are patched for spans as they load (see instrumentation.ts).
+import '@hangar/platform/instrumentation';
 import { resolveLogFormat, runMain } from '@hangar/platform';
 import { allInOneModules } from './all-in-one.js';
 import { startBanner } from './banner.js';

@@ -42,7 +42,7 @@ function recorderWith(settings: { SuccessSampleRatio: number; AlwaysPersistFailu
     runSpan.end();
     await recorder.settled();
   }
-  return { kept, run, recorder, tracer };
+  return { kept, run, recorder, tracer, provider };
 }
 
 describe('run span recorder', () => {
@@ -53,6 +53,18 @@ describe('run span recorder', () => {
     expect(kept.map((write) => [write.tenantId, write.runId, write.spans.length])).toEqual([['t1', 'r1', 5]]);
     const byName = new Map(kept[0]!.spans.map((span) => [span.name, span]));
     expect(byName.get('child 0')!.parentSpanId).toBe(byName.get('invoke_agent a')!.spanId);
+  });
+
+  it('leaves out client-library spans (SQL, Redis, HTTP) under the run: they go to OTLP only', async () => {
+    const { kept, recorder, tracer, provider } = recorderWith({ SuccessSampleRatio: 1, AlwaysPersistFailures: true, MaxSpansPerRun: 200 });
+    recorder.claim('r1');
+    const runSpan = tracer.startSpan('invoke_agent a', { attributes: { [RUN_ID_ATTRIBUTE]: 'r1', [TENANT_ATTRIBUTE]: 't1' } });
+    const runContext = trace.setSpan(context.active(), runSpan);
+    provider.getTracer('@opentelemetry/instrumentation-pg').startSpan('pg.query:INSERT', {}, runContext).end();
+    tracer.startSpan('execute_tool t', {}, runContext).end();
+    runSpan.end();
+    await recorder.settled();
+    expect(kept[0]!.spans.map((span) => span.name)).toEqual(['execute_tool t', 'invoke_agent a']);
   });
 
   it('keeps failures with AlwaysPersistFailures, successes by SuccessSampleRatio', async () => {

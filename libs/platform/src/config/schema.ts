@@ -122,6 +122,10 @@ export const ConfigSchema = z
     Telemetry: section({
       /** OTLP/HTTP traces endpoint (e.g. http://collector:4318/v1/traces); unset, spans are made but not exported. */
       OtlpEndpoint: nullable(z.string()),
+      /** OTLP/HTTP metrics endpoint (e.g. http://collector:4318/v1/metrics); unset, metrics are only scraped from `/metrics`. */
+      OtlpMetricsEndpoint: nullable(z.string()),
+      /** How often metrics are pushed to `OtlpMetricsEndpoint`. */
+      MetricsExportInterval: duration().default(60_000),
     }),
     Logging: section({
       Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Meter } from '@opentelemetry/api';
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 
 /** The Content-Type of the Prometheus text exposition format. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -16,18 +17,31 @@ class ScrapeReader extends MetricReader {
 /** The OpenTelemetry metrics of one process: every module of it records through `meter`; `/metrics` reads `scrape()`. */
 export interface ProcessMetrics {
   meter: Meter;
+  /** For instruments made elsewhere (client libraries' instrumentations) that should show on `/metrics` too. */
+  meterProvider: MeterProvider;
   /** Every instrument of the process in the Prometheus text format. */
   scrape(): Promise<string>;
   shutdown(): Promise<void>;
 }
 
-export function createProcessMetrics(serviceName: string): ProcessMetrics {
+/** Pushes to an OTLP/HTTP collector as well as serving scrapes, when `otlp` is given (`Telemetry:OtlpMetricsEndpoint`). */
+export function createProcessMetrics(serviceName: string, otlp?: { endpoint: string; intervalMs: number }): ProcessMetrics {
   const reader = new ScrapeReader();
-  const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': serviceName }), readers: [reader] });
+  const readers: MetricReader[] = [reader];
+  if (otlp)
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: otlp.endpoint }),
+        exportIntervalMillis: otlp.intervalMs,
+      }),
+    );
+  const resource = resourceFromAttributes({ 'service.name': serviceName, 'service.namespace': 'hangar' });
+  const provider = new MeterProvider({ resource, readers });
   // One scope ("hangar"): its name on every series would only add a label.
   const serializer = new PrometheusSerializer('', false, undefined, false, true);
   return {
     meter: provider.getMeter('hangar'),
+    meterProvider: provider,
     async scrape() {
       const { resourceMetrics } = await reader.collect();
       return serializer.serialize(resourceMetrics);

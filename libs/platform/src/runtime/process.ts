@@ -1,3 +1,4 @@
+import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { ConfigError, loadConfig, type LoadConfigOptions } from '../config/load.js';
 import type { HangarConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logging.js';
@@ -32,7 +33,12 @@ export async function startProcess(options: {
     recordRunSpans: config.Observability.Enabled && config.Observability.PersistSpans,
   });
   const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
-  const metrics = createProcessMetrics(`hangar-${options.name}`);
+  const { OtlpMetricsEndpoint, MetricsExportInterval } = config.Telemetry;
+  const metrics = createProcessMetrics(
+    `hangar-${options.name}`,
+    OtlpMetricsEndpoint ? { endpoint: OtlpMetricsEndpoint, intervalMs: MetricsExportInterval } : undefined,
+  );
+  announceClientInstrumentation(config, logger, metrics);
   let modules: StartedModules;
   try {
     modules = await startModules(options.modules, { config, logger, engines, metrics });
@@ -56,6 +62,23 @@ export async function startProcess(options: {
         await metrics.shutdown();
       })()),
   };
+}
+
+/**
+ * Client spans and metrics (pg, Redis, fetch) only when something leaves the process over OTLP:
+ * run traces leave them out, so without an endpoint they would be made for nothing on every
+ * statement. Their metrics go to this process's meter provider. Says when a process exporting
+ * spans has no instrumentations (it was not started through a service's main.ts).
+ */
+function announceClientInstrumentation(config: HangarConfig, logger: Logger, metrics: ProcessMetrics): void {
+  const instrumentations = (globalThis as Record<symbol, Instrumentation[] | undefined>)[Symbol.for('hangar.clientInstrumentations')];
+  const exporting = !!(config.Telemetry.OtlpEndpoint || config.Telemetry.OtlpMetricsEndpoint);
+  for (const instrumentation of instrumentations ?? []) {
+    if (!exporting) instrumentation.disable();
+    else instrumentation.setMeterProvider(metrics.meterProvider);
+  }
+  if (!instrumentations && exporting)
+    logger.info('no pg, Redis or fetch client spans: @hangar/platform/instrumentation was not imported before them');
 }
 
 /**

@@ -1,8 +1,11 @@
+import { context } from '@opentelemetry/api';
+import { contextOfTraceparent } from '@hangar/platform';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import { createWakeablePause } from '../wakeable-pause.js';
 import type { TypedPubSub } from './channels.js';
 import { channels } from './channels.js';
 import type { RunEventEnvelope } from '@hangar/contracts';
+import type { NewLogRecord } from '@hangar/messaging';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
 import type { EventRepository } from './event.repository.js';
 
@@ -18,7 +21,7 @@ export interface EventWriterDeps {
   /** `RunRecording:Enabled` false keeps the run record (status, usage, cost) but no event log. */
   enabled: boolean;
   /** Hands stored events to an in-process event log directly (a durable one is fed by the outbox instead). */
-  shipDirect?: (records: Array<{ key: string; value: string }>) => Promise<void>;
+  shipDirect?: (records: NewLogRecord[]) => Promise<void>;
   /** `Hangar:Runs:EventBatchWindow`: how long an idle writer waits after a batchable event. */
   batchWindowMs: number;
 }
@@ -39,6 +42,7 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
   let writing: Promise<void> = Promise.resolve();
   let inFlight = false;
   const batchWindow = createWakeablePause();
+  const runContext = contextOfTraceparent(target.traceparent);
 
   async function writeWaiting(lingering: boolean) {
     inFlight = true;
@@ -58,7 +62,11 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
       if (stored) {
         deps.eventsStored();
         if (deps.shipDirect) {
-          const records = stored.map((event) => ({ key: target.rootRunId, value: JSON.stringify(envelopeOf(target, event)) }));
+          const records = stored.map((event) => ({
+            key: target.rootRunId,
+            value: JSON.stringify(envelopeOf(target, event)),
+            ...(target.traceparent && { traceparent: target.traceparent }),
+          }));
           await deps.record('event log', () => deps.shipDirect!(records));
         }
         await deps.record('event publication', async () => {
@@ -74,7 +82,8 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
     if (!deps.enabled) return Promise.resolve();
     const done = new Promise<void>((stored) => waiting.push({ seq: ++seq, type, data, stored }));
     const batch = options?.batch === true;
-    if (!inFlight) writing = writeWaiting(batch);
+    // In the run's trace whoever's emit finds the writer idle: its statements are the run's.
+    if (!inFlight) writing = context.with(runContext, () => writeWaiting(batch));
     else if (!batch) batchWindow.wake();
     return done;
   };

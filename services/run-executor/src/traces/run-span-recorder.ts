@@ -18,6 +18,9 @@ interface RunBuffer {
 /** A trace id's last 8 hex digits as a fraction in [0, 1): the same decision for every run of a trace. */
 const traceFraction = (traceId: string) => parseInt(traceId.slice(-8), 16) / 2 ** 32;
 
+/** The scope every OpenTelemetry client-library instrumentation (pg, Redis, undici) names its spans with. */
+const CLIENT_INSTRUMENTATION_SCOPE = '@opentelemetry/instrumentation-';
+
 const STATUS_NAMES = ['Unset', 'Ok', 'Error'] as const;
 const iso = (time: ReadableSpan['startTime']) => new Date(hrTimeToMilliseconds(time)).toISOString();
 
@@ -77,6 +80,9 @@ export function createRunSpanRecorder(deps: {
         runOfSpan.set(spanId, ownRun);
         return;
       }
+      // A client library's span (a SQL statement, a Redis command, an HTTP request) goes to OTLP
+      // only: a run's trace shows its work, not its plumbing, within MaxSpansPerRun.
+      if (span.instrumentationScope.name.startsWith(CLIENT_INSTRUMENTATION_SCOPE)) return;
       const parentId = trace.getSpanContext(parentContext)?.spanId;
       const runId = parentId && runOfSpan.get(parentId);
       if (!runId) return;
