@@ -211,3 +211,37 @@ describe('approvals across instances', () => {
     expect((await waiting).at(-1)).toMatchObject({ event: 'done', data: { status: 'Canceled' } });
   });
 });
+
+describe('what an instance keeps of agents and quota rules, when another changes them', () => {
+  const runOn = async (target: HangarUnderTest, agentName: string) =>
+    target.request('POST', `/api/agents/${agentName}/run`, { body: { message: 'hi' }, headers: { 'idempotency-key': randomUUID() } });
+
+  it('runs the version another instance just stored, and not a deleted agent', async () => {
+    const model = { provider: 'mock', model: 'quick' };
+    expect((await first.request('POST', '/api/agents', { body: { name: 'versioned', model } })).status).toBe(201);
+    const before = await runOn(second, 'versioned');
+    expect(before.status, before.text).toBe(200);
+    expect((await second.request('GET', `/api/runs/${before.body.runId}`)).body.agentVersion).toBe(1);
+    expect((await first.request('PUT', '/api/agents/versioned', { body: { name: 'versioned', model, instructions: 'v2' } })).status).toBe(200);
+    const after = await runOn(second, 'versioned');
+    expect((await second.request('GET', `/api/runs/${after.body.runId}`)).body.agentVersion).toBe(2);
+    expect((await first.request('DELETE', '/api/agents/versioned')).status).toBe(204);
+    expect((await runOn(second, 'versioned')).status).toBe(404);
+  });
+
+  it('admits by a quota rule another instance just stored for an agent no rule covered', async () => {
+    expect((await first.request('POST', '/api/agents', { body: { name: 'metered', model: { provider: 'mock', model: 'quick' } } })).status).toBe(201);
+    expect((await runOn(second, 'metered')).status).toBe(200);
+    const rule = { metric: 'Runs', period: 'Day', limit: 1, agentName: 'metered' };
+    expect((await first.request('PUT', '/api/quotas/metered-daily', { body: rule })).status).toBe(201);
+    // The first run is counted from its events, a moment after it ended.
+    await eventually(async () => {
+      const rules = (await first.request('GET', '/api/quotas')).body as Array<{ name: string; used: number }>;
+      return rules.find((each) => each.name === 'metered-daily' && each.used >= 1);
+    }, 'the first run counted');
+    const refused = await runOn(second, 'metered');
+    expect(refused.status, refused.text).toBe(429);
+    expect((await first.request('DELETE', '/api/quotas/metered-daily')).status).toBe(204);
+    expect((await runOn(second, 'metered')).status).toBe(200);
+  });
+});

@@ -7,6 +7,12 @@ export const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export const TENANT_CHANGES_CHANNEL = 'hangar.tenants.changed';
 
+/**
+ * Pub/sub channel on which governance announces that a tenant's quota rules changed (`{ id }`:
+ * the tenant): run executors forget which of its agents no rule covers.
+ */
+export const QUOTA_CHANGES_CHANNEL = 'hangar.quotas.changed';
+
 /** The message on TENANT_CHANGES_CHANNEL. */
 export interface TenantChange {
   id: string;

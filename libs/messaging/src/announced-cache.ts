@@ -10,6 +10,10 @@ export interface AnnouncedCacheOptions {
   maxEntries: number;
   /** Told when announcements cannot be heard (the TTL alone then bounds how stale a value gets). */
   onUnheard: (error: unknown) => void;
+  /** Whether a loaded value may be kept (one made per asker, say, may not); every value is by default. */
+  keep?: (value: unknown) => boolean;
+  /** Whether the last value stands when a lookup fails this way (an outage, not an answer that it is gone); always by default. */
+  standsOn?: (error: unknown) => boolean;
 }
 
 /**
@@ -33,7 +37,7 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
       if (!shared) {
         const heardBefore = announcementsHeard;
         shared = load().then((value) => {
-          if (announcementsHeard === heardBefore) {
+          if (announcementsHeard === heardBefore && (options.keep?.(value) ?? true)) {
             entries.delete(key);
             if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
             entries.set(key, { value, until: Date.now() + options.ttlMs });
@@ -49,7 +53,7 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
       try {
         return await shared;
       } catch (error) {
-        if (!cached) throw error;
+        if (!cached || !(options.standsOn?.(error) ?? true)) throw error;
         onStale?.(error);
         return cached.value;
       }

@@ -29,6 +29,22 @@ describe('a cache dropped by announcements', () => {
     await cache.stop();
   });
 
+  it('keeps only the values its `keep` accepts', async () => {
+    const pubsub = createInProcessPubSub();
+    const cache = createAnnouncedCache<number>({
+      pubsub,
+      channel: CHANNEL,
+      ttlMs: 60_000,
+      maxEntries: 10,
+      onUnheard: () => {},
+      keep: (value) => value !== 0,
+    });
+    expect(await cache.get('kept', async () => 1)).toBe(1);
+    expect(await cache.get('kept', async () => 2)).toBe(1);
+    expect(await cache.get('per-asker', async () => 0)).toBe(0);
+    expect(await cache.get('per-asker', async () => 3)).toBe(3);
+  });
+
   it('answers but does not keep a lookup that an announcement overlapped', async () => {
     const { cache, announce } = setUp();
     await cache.start();

@@ -1,4 +1,11 @@
-import { AGENT_CHANGES_TOPIC, AgentRegistryServiceDefinition, SkillServiceDefinition, type AgentChange } from '@hangar/contracts';
+import {
+  AGENT_CHANGES_CHANNEL,
+  AGENT_CHANGES_TOPIC,
+  agentCacheKey,
+  AgentRegistryServiceDefinition,
+  SkillServiceDefinition,
+  type AgentChange,
+} from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
 import { createChannel, createServiceClient, grpcServiceModule, type Caller } from '@hangar/platform';
 import { createAgentRepository, type RegistryDatabase } from './agent.repository.js';
@@ -29,7 +36,16 @@ export const agentRegistryModule = grpcServiceModule({
         })
       : undefined;
     relay?.start();
-    const changed = (change: AgentChange) => {
+    const changed = async (change: AgentChange) => {
+      // Announced before the change is answered, so a run started after the answer sees it (run executors cache agents).
+      await engines.pubsub
+        .publish(AGENT_CHANGES_CHANNEL, JSON.stringify({ id: agentCacheKey(change.tenantId, change.name) }))
+        .catch((error) =>
+          logger.warn(
+            { err: error, agent: change.name },
+            'agent change could not be announced; executors learn it when their cache expires',
+          ),
+        );
       if (relay) return relay.nudge();
       engines.eventLog
         .append(AGENT_CHANGES_TOPIC, [{ key: `${change.tenantId}/${change.name}`, value: JSON.stringify(change) }])

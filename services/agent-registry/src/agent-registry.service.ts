@@ -53,7 +53,7 @@ export interface AgentRegistryDeps {
   /** `Preflight:ReserveRatio`: the share of the window kept for the answer. */
   reserveRatio: number;
   /** A change was committed: ship it now (outbox) or hand it to the in-process log; never throws. */
-  changed: (change: AgentChange) => void;
+  changed: (change: AgentChange) => Promise<void>;
   /** How long a factory may take when its instructions are read for the detail view. */
   factoryReadTimeoutMs?: number;
   /** How long a factory may take to build the agent a run uses. */
@@ -227,7 +227,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       await ensureCompiles(caller, definition);
       const created = await repository.insertFirst(caller.tenantId, definition, caller.actor);
       if (!created) throw conflict(`an agent named "${definition.name}" already exists`);
-      deps.changed(created.change);
+      await deps.changed(created.change);
       return created.result;
     },
 
@@ -242,7 +242,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       await ensureCompiles(caller, definition);
       const updated = await repository.appendVersion(caller.tenantId, definition, caller.actor);
       if (!updated) throw notFound(`agent "${name}" not found`);
-      deps.changed(updated.change);
+      await deps.changed(updated.change);
       return updated.result;
     },
 
@@ -250,7 +250,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       rejectCodeAgent(name, 'deleted');
       const deleted = await repository.delete(caller.tenantId, name);
       if (!deleted) throw notFound(`agent "${name}" not found`);
-      deps.changed(deleted.change);
+      await deps.changed(deleted.change);
     },
 
     validate: compile,
@@ -273,7 +273,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       if (!target) throw notFound(`version ${version} of agent "${name}" not found`);
       const appended = await repository.appendVersion(caller.tenantId, target.definition, caller.actor);
       if (!appended) throw notFound(`agent "${name}" not found`);
-      deps.changed(appended.change);
+      await deps.changed(appended.change);
       return appended.result;
     },
 

@@ -70,7 +70,9 @@ export function governanceGrpc(
     },
     async admitRun({ agentName }, { caller }) {
       const decision = await service.admitRun(caller, agentName);
-      return decision.admitted ? { admitted: true } : { admitted: false, exceeded: quotaToProto(decision.exceeded) };
+      return decision.admitted
+        ? { admitted: true, governed: decision.governed }
+        : { admitted: false, governed: true, exceeded: quotaToProto(decision.exceeded) };
     },
     async listAudit({ action, resourceType, resourceId, skip, take }, { caller }) {
       return { entries: (await service.listAudit(caller, { action, resourceType, resourceId, skip, take })).map(entryToProto) };

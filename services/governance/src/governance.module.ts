@@ -5,6 +5,7 @@ import {
   RetentionPolicyServiceDefinition,
   RunEventEnvelopeSchema,
   RUN_EVENTS_TOPIC,
+  QUOTA_CHANGES_CHANNEL,
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
 } from '@hangar/contracts';
@@ -74,6 +75,11 @@ export const governanceModule = grpcServiceModule({
       quotas,
       quotaSettings: { enabled: config.Quotas.Enabled, timeZone: config.Quotas.TimeZone },
       thresholds,
+      // A lost announcement leaves an executor skipping admission for a newly covered agent until its cache expires.
+      announceQuotaChange: (tenantId) =>
+        engines.pubsub.publish(QUOTA_CHANGES_CHANNEL, JSON.stringify({ id: tenantId })).catch((error) => {
+          logger.warn({ err: error, tenantId }, 'quota rule change could not be announced; executors learn it when their cache expires');
+        }),
     });
     const apiKeys = createApiKeyService({
       repository: createApiKeyRepository(database.db),

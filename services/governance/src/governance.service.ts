@@ -30,6 +30,8 @@ export function createGovernanceService(deps: {
   quotaSettings: { enabled: boolean; timeZone: string };
   /** Announces thresholds that counted usage reached (absent: none are announced). */
   thresholds?: QuotaThresholds;
+  /** Tells run executors a tenant's rules changed, before the change is answered (they cache which agents no rule covers). */
+  announceQuotaChange: (tenantId: string) => Promise<void>;
 }) {
   const { timeZone } = deps.quotaSettings;
   checkTimeZone(timeZone);
@@ -81,6 +83,7 @@ export function createGovernanceService(deps: {
       ];
       if (errors.length) throw validationError('the quota rule is not valid', errors);
       const saved = await deps.quotas.putRule(caller.tenantId, rule);
+      await deps.announceQuotaChange(caller.tenantId);
       return { rule: await statusOf(caller.tenantId, saved.rule), created: saved.created };
     },
 
@@ -102,17 +105,22 @@ export function createGovernanceService(deps: {
 
     async deleteQuotaRule(caller: Caller, name: string) {
       if (!(await deps.quotas.deleteRule(caller.tenantId, name))) throw notFound(`quota rule "${name}" not found`);
+      await deps.announceQuotaChange(caller.tenantId);
     },
 
     /** SPEC Agents 11: a run starts only while no rule that covers its agent is used up. */
-    async admitRun(caller: Caller, agentName: string): Promise<{ admitted: true } | { admitted: false; exceeded: QuotaStatus }> {
-      if (!deps.quotaSettings.enabled) return { admitted: true };
+    async admitRun(
+      caller: Caller,
+      agentName: string,
+    ): Promise<{ admitted: true; governed: boolean } | { admitted: false; governed: true; exceeded: QuotaStatus }> {
+      if (!deps.quotaSettings.enabled) return { admitted: true, governed: false };
       const now = new Date();
-      for (const rule of await deps.quotas.rules(caller.tenantId, agentName)) {
+      const rules = await deps.quotas.rules(caller.tenantId, agentName);
+      for (const rule of rules) {
         const status = await statusOf(caller.tenantId, rule, now);
-        if (status.used >= status.limit) return { admitted: false, exceeded: status };
+        if (status.used >= status.limit) return { admitted: false, governed: true, exceeded: status };
       }
-      return { admitted: true };
+      return { admitted: true, governed: rules.length > 0 };
     },
 
     /** Counts a run event from the event log: a started run, and what a finished one used. */

@@ -15,6 +15,8 @@ import {
 } from '@hangar/platform';
 import { createApprovalRepository } from './approvals/approval.repository.js';
 import { createTenantSettings } from './providers/tenant-settings.js';
+import { createCachedAgents } from './clients/cached-agents.js';
+import { createQuotaCoverage } from './clients/quota-coverage.js';
 import { createServiceClients } from './clients/grpc-clients.js';
 import type { RunDatabase } from './database.js';
 import { typedPubSub } from './events/channels.js';
@@ -82,7 +84,10 @@ export const runExecutorModule = grpcServiceModule({
       pubsub: engines.pubsub,
       logger,
     });
-    await tenantSettings.start();
+    // What every run asks other services before its model call, kept until a change is announced.
+    const cachedAgents = createCachedAgents({ agents: clients.agents, pubsub: engines.pubsub, logger });
+    const quotaCoverage = createQuotaCoverage({ admitRun: clients.admitRun, pubsub: engines.pubsub, logger });
+    await Promise.all([tenantSettings.start(), cachedAgents.start(), quotaCoverage.start()]);
 
     const relay = outbox
       ? createOutboxRelay({
@@ -103,12 +108,12 @@ export const runExecutorModule = grpcServiceModule({
       pubsub: engines.pubsub,
       eventsStored: () => relay?.nudge(),
       shipDirect: outbox ? undefined : (records) => engines.eventLog.append(RUN_EVENTS_TOPIC, records),
-      agents: clients.agents,
+      agents: cachedAgents.agents,
       sessions: clients.sessions,
       skills: clients.skills,
       attachments: clients.attachments,
       audit: clients.audit,
-      admitRun: clients.admitRun,
+      admitRun: quotaCoverage.admitRun,
       tenantSettings: tenantSettings.of,
       toolCatalog: clients.toolCatalog,
       models: createModelResolver(
@@ -235,7 +240,7 @@ export const runExecutorModule = grpcServiceModule({
         removeSpanSink?.();
         await spanRecorder.settled();
         await relay?.stop();
-        await tenantSettings.stop();
+        await Promise.all([tenantSettings.stop(), cachedAgents.stop(), quotaCoverage.stop()]);
         await tenantEgress.close();
         clients.close();
       },

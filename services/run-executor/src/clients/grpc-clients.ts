@@ -11,12 +11,13 @@ import type {
   AgentLoader,
   AttachmentReader,
   AuditWriter,
-  QuotaAdmission,
   SessionGateway,
   SkillGateway,
   TenantSettingsSource,
   ToolCatalog,
 } from './ports.js';
+
+import type { GovernanceAdmission } from './quota-coverage.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
 /** How long a run waits for governance to name its tenant's providers (the last known stand when it does not answer). */
@@ -93,9 +94,9 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   };
 
   const audit: AuditWriter = async (caller, entry) => void (await governance.recordAudit(entry, { caller }));
-  const admitRun: QuotaAdmission = async (caller, agentName) => {
+  const admitRun: GovernanceAdmission = async (caller, agentName) => {
     const decision = await governance.admitRun({ agentName }, { caller });
-    return decision.admitted ? undefined : decision.exceeded!;
+    return { exceeded: decision.admitted ? undefined : decision.exceeded!, governed: decision.governed };
   };
   const tenantSettings: TenantSettingsSource = async (caller) => {
     const { tenant } = await governance.getTenant(

@@ -152,7 +152,14 @@ export interface AdmitRunRequest {
 export interface AdmitRunResponse {
   admitted: boolean;
   /** Set when not admitted: the exhausted rule, with its usage and reset time. */
-  exceeded: QuotaRule | undefined;
+  exceeded:
+    | QuotaRule
+    | undefined;
+  /**
+   * Whether any rule covers the agent. When none does, every admission of it is the same until the
+   * tenant's rules change (announced on the quota changes channel), so an executor may skip asking.
+   */
+  governed: boolean;
 }
 
 export interface ApiKey {
@@ -1839,7 +1846,7 @@ export const AdmitRunRequest: MessageFns<AdmitRunRequest> = {
 };
 
 function createBaseAdmitRunResponse(): AdmitRunResponse {
-  return { admitted: false, exceeded: undefined };
+  return { admitted: false, exceeded: undefined, governed: false };
 }
 
 export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
@@ -1849,6 +1856,9 @@ export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
     }
     if (message.exceeded !== undefined) {
       QuotaRule.encode(message.exceeded, writer.uint32(18).fork()).join();
+    }
+    if (message.governed !== false) {
+      writer.uint32(24).bool(message.governed);
     }
     return writer;
   },
@@ -1882,6 +1892,14 @@ export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
             message.exceeded = QuotaRule.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.governed = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1903,6 +1921,7 @@ export const AdmitRunResponse: MessageFns<AdmitRunResponse> = {
     message.exceeded = (object.exceeded !== undefined && object.exceeded !== null)
       ? QuotaRule.fromPartial(object.exceeded)
       : undefined;
+    message.governed = object.governed ?? false;
     return message;
   },
 };
