@@ -222,7 +222,9 @@ describe('what an instance keeps of agents and quota rules, when another changes
     const before = await runOn(second, 'versioned');
     expect(before.status, before.text).toBe(200);
     expect((await second.request('GET', `/api/runs/${before.body.runId}`)).body.agentVersion).toBe(1);
-    expect((await first.request('PUT', '/api/agents/versioned', { body: { name: 'versioned', model, instructions: 'v2' } })).status).toBe(200);
+    expect((await first.request('PUT', '/api/agents/versioned', { body: { name: 'versioned', model, instructions: 'v2' } })).status).toBe(
+      200,
+    );
     const after = await runOn(second, 'versioned');
     expect((await second.request('GET', `/api/runs/${after.body.runId}`)).body.agentVersion).toBe(2);
     expect((await first.request('DELETE', '/api/agents/versioned')).status).toBe(204);
@@ -230,7 +232,9 @@ describe('what an instance keeps of agents and quota rules, when another changes
   });
 
   it('admits by a quota rule another instance just stored for an agent no rule covered', async () => {
-    expect((await first.request('POST', '/api/agents', { body: { name: 'metered', model: { provider: 'mock', model: 'quick' } } })).status).toBe(201);
+    expect(
+      (await first.request('POST', '/api/agents', { body: { name: 'metered', model: { provider: 'mock', model: 'quick' } } })).status,
+    ).toBe(201);
     expect((await runOn(second, 'metered')).status).toBe(200);
     const rule = { metric: 'Runs', period: 'Day', limit: 1, agentName: 'metered' };
     expect((await first.request('PUT', '/api/quotas/metered-daily', { body: rule })).status).toBe(201);
