@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHarness, textAnswer, toolCallAnswer } from './engine-harness.js';
 
 /** A queued run's row, as `Prefer: respond-async` leaves it for a worker. */
@@ -154,6 +154,39 @@ describe('every run ends', () => {
     expect(harness.stores.runs.get(runId)!.status).toBe('Completed');
     expect(harness.models.get('fake/primary')!.calls()).toBe(0);
     expect(harness.eventTypes(runId)).toEqual([]);
+  });
+
+  it('sends the model request while the row is written; the caller hears of the run, and events are stored, once it is', async () => {
+    const harness = createHarness({ models: { 'fake/primary': [textAnswer('hi')] } });
+    const insert = harness.stores.runRepository.insert!;
+    const appendEvents = harness.stores.eventRepository.appendEvents!;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const seen: string[] = [];
+    harness.stores.runRepository.insert = async (...args) => {
+      await held;
+      seen.push('row');
+      return insert(...args);
+    };
+    harness.stores.eventRepository.appendEvents = async (target, events) => {
+      seen.push('events');
+      return appendEvents(target, events);
+    };
+    const updates = harness.engine
+      .start(
+        { tenantId: 't1', actor: 'test' },
+        { agentName: 'assistant', messages: [{ role: 'user', content: 'hi' }], parameters: [], isStreaming: true, attachments: [] },
+        new AbortController().signal,
+      )
+      [Symbol.asyncIterator]();
+    const first = updates.next();
+    await vi.waitFor(() => expect(harness.models.get('fake/primary')!.calls()).toBe(1));
+    expect(seen).toEqual([]);
+    release();
+    expect((await first).value).toMatchObject({ type: 'started' });
+    expect(seen[0]).toBe('row');
+    while (!(await updates.next()).done);
+    expect(seen.filter((step) => step === 'events').length).toBeGreaterThan(0);
   });
 
   it('an input the store refuses costs the run its input, not its record', async () => {

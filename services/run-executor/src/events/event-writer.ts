@@ -36,16 +36,21 @@ const NEVER = new AbortController().signal;
  * published only once stored; a failed publication is only a missed wake-up (readers find the
  * event in the table). The run waits for the writer to drain before it ends.
  */
-export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget, afterSeq = 0) {
+/** `ready`: what the events must wait for (their run's row, written meanwhile). */
+export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget, afterSeq = 0, ready?: Promise<unknown>) {
   let seq = afterSeq;
   let waiting: Array<NewRunEvent & { stored: () => void }> = [];
   let writing: Promise<void> = Promise.resolve();
   let inFlight = false;
   const batchWindow = createWakeablePause();
   const runContext = contextOfTraceparent(target.traceparent);
+  let rowReady = ready === undefined;
+  void ready?.then(() => (rowReady = true));
 
   async function writeWaiting(lingering: boolean) {
     inFlight = true;
+    // Only while the row is still being written: an await more would change what a batch holds.
+    if (!rowReady) await ready;
     if (lingering && deps.batchWindowMs > 0) await batchWindow.sleep(deps.batchWindowMs, NEVER);
     while (waiting.length) {
       const batch = waiting;

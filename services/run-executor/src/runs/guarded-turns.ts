@@ -23,6 +23,8 @@ export interface TurnsInput {
   request: StartRunRequest;
   prepared: PreparedRun;
   run: RunRow;
+  /** The run's row being written (see ModelTurnsInput). */
+  rowWritten: Promise<unknown>;
   budget: TreeBudget;
   signal: AbortSignal;
   emit: Emit;
@@ -59,6 +61,7 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
     );
     const result = yield* deps.modelTurns({
       runId: run.id,
+      rowWritten: input.rowWritten,
       recordedModel: { provider: run.modelProvider, model: run.model },
       tenant,
       definition,

@@ -46,6 +46,8 @@ export interface ModelTurnsDeps {
 
 export interface ModelTurnsInput {
   runId: string;
+  /** The run's row, written while the first request leaves: the model and approvals it names wait for it. */
+  rowWritten: Promise<unknown>;
   /** The run's tenant and its own provider bindings (they replace global providers of the same name). */
   tenant?: TenantBindings;
   /** The model the run's row names already (a new run's row names its first model). */
@@ -90,7 +92,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
 
   return async function* modelTurns(input: ModelTurnsInput): AsyncGenerator<RunUpdate, ModelTurnsResult> {
     // The model being tried is recorded off the call's path; done before the run's end is recorded.
-    const recorded = { modelWrite: Promise.resolve() as Promise<unknown> };
+    const recorded = { modelWrite: input.rowWritten };
     try {
       return yield* turns(input, recorded);
     } finally {
@@ -223,6 +225,7 @@ export function createModelTurns(deps: ModelTurnsDeps) {
           );
           if (undecided.length && !graphLimit) {
             settling = true;
+            await input.rowWritten;
             const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal, input.humanWait);
             settling = false;
             attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];

@@ -9,7 +9,8 @@ import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } 
 import { costOf, priceFor } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
-import type { ModelTurns, TreeBudget } from './model-turns.js';
+import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
+import { startedEarly } from './started-early.js';
 import type { Preparation } from './prepare.js';
 import { sessionTurn } from './run-messages.js';
 import {
@@ -182,7 +183,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
       userId: caller.userId ?? null,
       labels: caller.labels ?? {},
     };
-    const started = await record('run row', async () => {
+    // A new run's row is written while its first model request leaves: what refers to the row (its
+    // events, model, approvals, continuation, children, its end) waits for it; the caller hears of
+    // the run once it is written. A queued or continued run's stored row is read first.
+    const rowWritten = record('run row', async () => {
       if (existingRunId) return runs.get(caller.tenantId, runId);
       try {
         return await runs.insert(caller.tenantId, newRun, 'Running', { input, model: firstModel });
@@ -193,7 +197,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         return runs.insert(caller.tenantId, newRun, 'Running', { model: firstModel });
       }
     });
-    const run: RunRow = started ?? placeholderRun(newRun);
+    const run: RunRow = (existingRunId && (await rowWritten)) || placeholderRun(newRun);
     deps.runSpanClaims?.claim(runId);
     const runTrace = startRunTrace(run, caller.tenantId, settings);
     const observed = deps.metrics.runStarted();
@@ -205,6 +209,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       : undefined;
     let cancels: Subscription | undefined;
     let events: EventWriter | undefined;
+    let updates: AsyncGenerator<RunUpdate, ModelTurnsResult> | undefined;
     let ended = false;
     // What the run spent so far; a run that ends mid-turn records the steps finished until then.
     const spent = { usage: ZERO_USAGE };
@@ -226,6 +231,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       }
     }
     async function recordEnd(full: RunOutcome): Promise<RunRow> {
+      await rowWritten;
       await events?.drained();
       let endedBefore = false;
       const recorded = await record('run completion', () =>
@@ -262,19 +268,18 @@ export function createRunExecution(deps: RunExecutionDeps) {
     };
 
     try {
-      // What the run needs recorded before its first model call, written side by side.
-      const [, , , afterSeq] = await Promise.all([
+      // What the run records before the caller hears of it, written side by side (and beside its row).
+      const recordedFirst = Promise.all([
         continuable && !context.continuedRunId
-          ? record('run continuation', () => deps.continuations.saveContinuation(runId, { caller, request }))
+          ? rowWritten.then(() => record('run continuation', () => deps.continuations.saveContinuation(runId, { caller, request })))
           : undefined,
         // The root listens for cancels of its tree sent from any instance; its children run here too.
         parent
           ? undefined
           : record('cancel subscription', () => deps.cancellation.listen(runId)).then((listening) => (cancels = listening)),
         input !== undefined && context.queuedRunId ? record('run input', () => runs.recordInput(caller.tenantId, runId, input)) : undefined,
-        existingRunId ? deps.writer.events.lastSeq(runId) : 0,
       ]);
-      events = createEventWriter(deps.writer, eventTarget, afterSeq);
+      events = createEventWriter(deps.writer, eventTarget, existingRunId ? await deps.writer.events.lastSeq(runId) : 0, rowWritten);
       const emit = events.emit;
       // Stored before every later event of the run (the writer keeps order); the model call need not wait for it.
       void emit(
@@ -282,28 +287,35 @@ export function createRunExecution(deps: RunExecutionDeps) {
         { agentName: definition.name, agentVersion: version, sessionId: request.sessionId ?? null },
         { batch: true },
       );
-      yield { type: 'started', run };
-
-      const outcome = yield* inRunContext(
-        runTrace.context,
-        noticingFirstText(
-          turns({
-            caller,
-            request,
-            prepared,
-            run,
-            budget,
-            signal,
-            emit,
-            blockedInput: blockedInput === true,
-            spent,
-            humanWait: context.humanWait,
-            askAgent: (agentName, message, announce) =>
-              runChild(caller, agentName, message, run, budget, signal, announce, emit, context.humanWait),
-          }),
-          observed.firstToken,
+      updates = startedEarly(
+        inRunContext(
+          runTrace.context,
+          noticingFirstText(
+            turns({
+              caller,
+              request,
+              prepared,
+              run,
+              rowWritten,
+              budget,
+              signal,
+              emit,
+              blockedInput: blockedInput === true,
+              spent,
+              humanWait: context.humanWait,
+              askAgent: async (agentName, message, announce) => {
+                await rowWritten;
+                return runChild(caller, agentName, message, run, budget, signal, announce, emit, context.humanWait);
+              },
+            }),
+            observed.firstToken,
+          ),
         ),
       );
+      await recordedFirst;
+      yield { type: 'started', run: (await rowWritten) ?? run };
+
+      const outcome = yield* updates;
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
       const cost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
@@ -349,6 +361,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
         );
       }
       clearInterval(heartbeat);
+      // Started before the caller heard of the run, the turns may not have been read at all.
+      await updates?.return(undefined as never).catch(() => undefined);
       await cancels?.unsubscribe();
       if (continuable) await record('run continuation', () => deps.continuations.dropContinuation(runId));
       release();
