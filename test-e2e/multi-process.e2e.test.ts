@@ -1,13 +1,16 @@
 import { httpRequest, startDistributed, type DistributedHangar } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-/** The distributed shape: every service its own process on PostgreSQL, reached only through the gateway. */
+/**
+ * The distributed shape as Kubernetes runs it: every service its own process on PostgreSQL, reached
+ * only through the gateway, on schemas the migration entry applied (the services do not migrate).
+ */
 
 let hangar: DistributedHangar;
 const api = (method: string, path: string, options?: Parameters<typeof httpRequest>[3]) => httpRequest(hangar.url, method, path, options);
 
 beforeAll(async () => {
-  hangar = await startDistributed();
+  hangar = await startDistributed({ migrationJob: true });
 }, 120_000);
 
 afterAll(async () => {

@@ -45,6 +45,8 @@ export interface DistributedOptions {
   postgresUrl?: string;
   /** How many gateway processes front the services (each on its own port); 1 by default. */
   gateways?: number;
+  /** As Kubernetes runs it: `services/migrate` migrates first, and the services do not (`AutoApplyMigrations` false). */
+  migrationJob?: boolean;
 }
 
 /**
@@ -69,6 +71,19 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   for (const name of SERVICE_NAMES) {
     env[`HANGAR__Services__${name}__Port`] = String(ports[name]);
     env[`HANGAR__Services__${name}__Address`] = `127.0.0.1:${ports[name]}`;
+  }
+  if (options.migrationJob) {
+    env.HANGAR__Stores__Postgres__AutoApplyMigrations = 'false';
+    const job = spawn(process.execPath, ['--import', 'tsx', 'services/migrate/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: 'inherit',
+    });
+    const code = await new Promise((resolve) => job.once('exit', resolve));
+    if (code !== 0) {
+      if (!options.postgresUrl) await dropSchemas(schemaPrefix);
+      throw new Error(`the migration entry exited with ${code}`);
+    }
   }
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
