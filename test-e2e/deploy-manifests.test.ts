@@ -2,7 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { allInOneModules } from '@hangar/all-in-one';
-import { ConfigSchema, loadConfig, maskedConfiguration, SERVICE_NAMES, treeFromEnvironment, type HangarConfig } from '@hangar/platform';
+import {
+  ConfigSchema,
+  loadConfig,
+  maskedConfiguration,
+  SERVICE_NAMES,
+  settingsNotYetEffective,
+  treeFromEnvironment,
+  type HangarConfig,
+} from '@hangar/platform';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { readsKey, schemaKeyPaths } from '../libs/platform/test/config-references.js';
@@ -41,10 +49,9 @@ const envFile = (text: string) =>
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
 
-const rendered = Object.fromEntries(
-  ['base', ...OVERLAYS].map((name) => [name, render(name === 'base' ? `${K8S}base` : `${K8S}overlays/${name}`)]),
-);
-const overlays = OVERLAYS.map((name) => [name, rendered[name]] as const);
+const PATHS = ['base', ...OVERLAYS.map((name) => `overlays/${name}`)];
+const rendered = Object.fromEntries(PATHS.map((path) => [path, render(`${K8S}${path}`)]));
+const overlays = OVERLAYS.map((name) => [name, rendered[`overlays/${name}`]] as const);
 
 const workloads = (documents: any[]) => documents.filter((document) => ['Deployment', 'StatefulSet', 'Job'].includes(document.kind));
 const hangarWorkloads = (documents: any[]) =>
@@ -91,9 +98,9 @@ const ENGINE_KEYS = (() => {
   });
 })();
 
-describe.each(['base', ...OVERLAYS])('kubectl kustomize deploy/k8s/%s', (name) => {
+describe.each(PATHS)('kubectl kustomize deploy/k8s/%s', (path) => {
   it('gives documents that each validate against the Kubernetes API schema of its kind, all in the hangar namespace', async () => {
-    const documents = rendered[name];
+    const documents = rendered[path];
     expect(documents.length).toBeGreaterThan(0);
     for (const document of documents) {
       const Model = await modelOf(document);
@@ -139,7 +146,7 @@ describe.each(overlays)('the %s overlay', (_name, documents) => {
   });
 
   it('gives every Hangar container a configuration Hangar loads, with every engine the code can use configured', () => {
-    expect(ENGINE_KEYS.sort()).toEqual(['Kafka:Brokers', 'Redis:ConnectionString', 'Stores:Postgres:ConnectionString']);
+    expect(ENGINE_KEYS).toEqual(expect.arrayContaining(['Stores:Postgres:ConnectionString', 'Redis:ConnectionString', 'Kafka:Brokers']));
     for (const workload of hangarWorkloads(documents))
       for (const container of containersOf(workload)) {
         const config = configOf(documents, container);
@@ -149,6 +156,8 @@ describe.each(overlays)('the %s overlay', (_name, documents) => {
         }
         // The Job migrates; nothing else does.
         expect(config.Stores.Postgres.AutoApplyMigrations, container.name).toBe(false);
+        // Every key set does something (a key whose feature is not built yet would only warn at start).
+        expect(settingsNotYetEffective(config), container.name).toEqual([]);
       }
   });
 
@@ -210,12 +219,7 @@ describe.each(overlays)('the %s overlay', (_name, documents) => {
     const outside: Endpoint = { external: true };
     const elsewhere: Endpoint = { namespace: 'monitoring', labels: { app: 'prometheus' } };
     const services = SERVICE_NAMES.map(kebab);
-    const engines = documents.filter(
-      (document) =>
-        document.metadata.labels?.['app.kubernetes.io/component'] === 'dev-engine' &&
-        document.kind !== 'Service' &&
-        document.kind !== 'NetworkPolicy',
-    );
+    const engines = workloads(documents).filter((workload) => workload.metadata.labels['app.kubernetes.io/component'] === 'dev-engine');
     const engineEndpoints: Endpoint[] = engines.length
       ? engines.map((engine) => ({ namespace: 'hangar', labels: engine.spec.template.metadata.labels }))
       : [outside];
@@ -310,12 +314,10 @@ describe.each(overlays)('the %s overlay', (_name, documents) => {
 });
 
 describe('the production overlay', () => {
-  const documents = rendered.production;
+  const documents = rendered['overlays/production'];
 
   it('expects the Secret from its template rather than generating one, and uses an image of a registry', () => {
     expect(documents.filter((document) => document.kind === 'Secret')).toEqual([]);
-    const template = envFile(readFileSync(SECRET_TEMPLATE, 'utf8'));
-    expect(Object.keys(template).length).toBeGreaterThan(0);
     for (const workload of hangarWorkloads(documents))
       for (const container of containersOf(workload)) expect(container.image, container.name).toMatch(/^[\w.-]+\.[\w.-]+\/.+:.+$/);
   });
