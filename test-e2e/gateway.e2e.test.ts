@@ -151,8 +151,7 @@ describe('routing, prefix and documents', () => {
     expectProblem(await httpRequest(root, 'GET', '/api/agents'), 404, 'not_found');
     expect((await httpRequest(root, 'GET', '/healthz', { token: null })).body).toEqual({ status: 'ok' });
     const ready = await httpRequest(root, 'GET', '/readyz', { token: null });
-    expect(ready.status).toBe(200);
-    expect(Object.values(ready.body.services)).toEqual(Array(6).fill('SERVING'));
+    expect([ready.status, ready.body]).toEqual([200, { status: 'ok' }]);
   });
 
   it('answers unknown routes with 404 and wrong methods with 405 + Allow, as problem+json', async () => {

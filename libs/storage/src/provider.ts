@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Migration } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteWorker } from './pglite-worker-client.js';
@@ -33,7 +33,12 @@ export interface ServiceDatabase<DB> {
  */
 export interface StorageProvider {
   engine: EngineKind;
+  /** The service's schema; its migrations are applied first when `autoApplyMigrations` is on. */
   open<DB>(service: string, migrations: Record<string, Migration>): Promise<ServiceDatabase<DB>>;
+  /** Applies the migrations the schema lacks; safe while other processes migrate the same database. */
+  migrate(service: string, migrations: Record<string, Migration>): Promise<void>;
+  /** Names of `migrations` not yet applied to the service's schema (read only). */
+  pendingMigrations(service: string, migrations: Record<string, Migration>): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -70,14 +75,28 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
     return { root: new Kysely<unknown>({ dialect }), closeEngine: () => store.close() };
   }
 
-  return {
+  const schemaOf = (service: string) => `${settings.schemaPrefix}_${service}`;
+  const rootDb = async () => (await (opened ??= openEngine())).root;
+
+  const provider: StorageProvider = {
     engine,
     async open<DB>(service: string, migrations: Record<string, Migration>) {
-      const { root } = await (opened ??= openEngine());
-      const schema = `${settings.schemaPrefix}_${service}`;
-      const db = root.withSchema(schema) as unknown as Kysely<DB>;
-      if (settings.autoApplyMigrations) await migrate(root, schema, migrations);
-      return { db, schema, engine };
+      const root = await rootDb();
+      const schema = schemaOf(service);
+      if (settings.autoApplyMigrations) await provider.migrate(service, migrations);
+      return { db: root.withSchema(schema) as unknown as Kysely<DB>, schema, engine };
+    },
+    async migrate(service: string, migrations: Record<string, Migration>) {
+      const schema = schemaOf(service);
+      const { error, results } = await migratorOf(await rootDb(), schema, migrations).migrateToLatest();
+      if (error) {
+        const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+        throw new Error(`migration ${failed ?? '(unknown)'} of schema ${schema} failed: ${(error as Error).message}`);
+      }
+    },
+    async pendingMigrations(service: string, migrations: Record<string, Migration>) {
+      const known = await migratorOf(await rootDb(), schemaOf(service), migrations).getMigrations();
+      return known.filter((migration) => !migration.executedAt).map((migration) => migration.name);
     },
     async close() {
       if (!opened) return;
@@ -86,18 +105,19 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
       await closeEngine();
     },
   };
+  return provider;
 }
 
-async function migrate(root: Kysely<unknown>, schema: string, migrations: Record<string, Migration>) {
-  await sql`create schema if not exists ${sql.id(schema)}`.execute(root);
-  const migrator = new Migrator({
+/**
+ * Kysely's migrator creates the schema and its bookkeeping tables tolerating a concurrent creator
+ * (a plain `create schema if not exists` fails on PostgreSQL when two run at once), and applies
+ * migrations under one advisory lock, reading what is applied once it holds it: processes that
+ * start together (replicas, the migration Job) apply each migration once.
+ */
+function migratorOf(root: Kysely<unknown>, schema: string, migrations: Record<string, Migration>) {
+  return new Migrator({
     db: root.withSchema(schema),
     provider: { getMigrations: async () => migrations },
     migrationTableSchema: schema,
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
-    throw new Error(`migration ${failed ?? '(unknown)'} of schema ${schema} failed: ${(error as Error).message}`);
-  }
 }

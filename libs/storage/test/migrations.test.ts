@@ -1,3 +1,4 @@
+import { createStorageProvider } from '@hangar/storage';
 import { SQL_ENGINES, TEST_POSTGRES_URL, dropSchemas, openEngine, uniqueSchemaPrefix } from '@hangar/testing';
 import { sql, type Kysely, type Migration } from 'kysely';
 import pg from 'pg';
@@ -72,4 +73,52 @@ describe('service schema migrations on a PostgreSQL database other tenants chang
       await churn.end();
     }
   }, 60_000);
+});
+
+describe('service schema migrations applied by several processes at once on PostgreSQL', () => {
+  const prefix = uniqueSchemaPrefix();
+  afterAll(() => dropSchemas(prefix));
+  // As in Kubernetes, where the migration Job applies migrations and services only open their schemas.
+  const provider = () =>
+    createStorageProvider({
+      postgresConnectionString: TEST_POSTGRES_URL,
+      schemaPrefix: prefix,
+      embeddedDataDir: 'memory://',
+      autoApplyMigrations: false,
+      commandTimeoutSeconds: 30,
+    });
+  let applied = 0;
+  const COUNTED: Record<string, Migration> = {
+    '0001_notes': {
+      async up(db) {
+        applied += 1;
+        await NOTES['0001_notes'].up(db);
+      },
+    },
+  };
+
+  it('apply each migration once (pods and the migration Job starting together), and report none pending after', async () => {
+    const providers = await Promise.all(Array.from({ length: 6 }, () => provider()));
+    try {
+      expect(await providers[0].pendingMigrations('notes', COUNTED)).toEqual(['0001_notes']);
+      await Promise.all(providers.map((storage) => storage.migrate('notes', COUNTED)));
+      expect(applied).toBe(1);
+      expect(await providers[1].pendingMigrations('notes', COUNTED)).toEqual([]);
+      // A process of an older image knows fewer migrations: none of its own is pending.
+      expect(await providers[2].pendingMigrations('notes', {})).toEqual([]);
+    } finally {
+      await Promise.all(providers.map((storage) => storage.close()));
+    }
+  });
+
+  it('are not applied by open() when AutoApplyMigrations is false', async () => {
+    const storage = await provider();
+    try {
+      const opened = await storage.open('unmigrated', NOTES);
+      expect(await tablesOf(opened.db as Kysely<unknown>, opened.schema)).toEqual([]);
+      expect(await storage.pendingMigrations('unmigrated', NOTES)).toEqual(['0001_notes']);
+    } finally {
+      await storage.close();
+    }
+  });
 });

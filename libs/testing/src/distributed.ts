@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SERVICE_NAMES, type ServiceName } from '@hangar/platform';
+import { createChannel, SERVICE_NAMES, type ServiceName } from '@hangar/platform';
+import { createClient } from 'nice-grpc';
+import { HealthDefinition } from 'nice-grpc-server-health';
 import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
@@ -43,11 +45,14 @@ export interface DistributedOptions {
   postgresUrl?: string;
   /** How many gateway processes front the services (each on its own port); 1 by default. */
   gateways?: number;
+  /** As Kubernetes runs it: `services/migrate` migrates first, and the services do not (`AutoApplyMigrations` false). */
+  migrationJob?: boolean;
 }
 
 /**
  * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`)
- * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once `/readyz` is 200.
+ * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once every service answers
+ * its gRPC health check SERVING and every gateway's `/readyz` is 200 (which does not ask the services).
  */
 export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
   const schemaPrefix = uniqueSchemaPrefix();
@@ -66,6 +71,19 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   for (const name of SERVICE_NAMES) {
     env[`HANGAR__Services__${name}__Port`] = String(ports[name]);
     env[`HANGAR__Services__${name}__Address`] = `127.0.0.1:${ports[name]}`;
+  }
+  if (options.migrationJob) {
+    env.HANGAR__Stores__Postgres__AutoApplyMigrations = 'false';
+    const job = spawn(process.execPath, ['--import', 'tsx', 'services/migrate/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: 'inherit',
+    });
+    const code = await new Promise((resolve) => job.once('exit', resolve));
+    if (code !== 0) {
+      if (!options.postgresUrl) await dropSchemas(schemaPrefix);
+      throw new Error(`the migration entry exited with ${code}`);
+    }
   }
   const processes = new Map<ProcessName, ChildProcess>();
   const exits = new Map<ProcessName, Promise<number | null>>();
@@ -100,19 +118,26 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     await Promise.all(exits.values());
     if (!options.postgresUrl) await dropSchemas(schemaPrefix);
   };
+  const channels = SERVICE_NAMES.map((name) => createChannel(`127.0.0.1:${ports[name]}`));
+  const health = channels.map((channel) => createClient(HealthDefinition, channel));
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
-  while (true) {
-    try {
-      const ready = await Promise.all(urls.map((url) => httpRequest(url, 'GET', '/readyz', { token: null })));
-      if (ready.every((answer) => answer.status === 200)) break;
-    } catch {
-      // not listening yet
+  try {
+    while (true) {
+      try {
+        const serving = await Promise.all(health.map((client) => client.check({ service: '' }, { signal: AbortSignal.timeout(2000) })));
+        const ready = await Promise.all(urls.map((url) => httpRequest(url, 'GET', '/readyz', { token: null })));
+        if (serving.every((answer) => answer.status === 1) && ready.every((answer) => answer.status === 200)) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        await cleanup();
+        throw new Error('the distributed Hangar did not become ready');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    if (Date.now() > deadline) {
-      await cleanup();
-      throw new Error('the distributed Hangar did not become ready');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  } finally {
+    for (const channel of channels) channel.close();
   }
   return { url: urls[0], urls, processes, exits, output: (name) => outputs.get(name) ?? '', restart: spawnProcess, cleanup };
 }

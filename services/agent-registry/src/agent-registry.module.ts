@@ -13,7 +13,7 @@ import { agentRegistryGrpc } from './agent-registry.grpc.js';
 import { createAgentRegistryService } from './agent-registry.service.js';
 import { createCatalog } from './catalog.js';
 import { loadCodeAgents } from './code-agents.loader.js';
-import { registryMigrations } from './migrations/index.js';
+import { REGISTRY_SCHEMA, registryMigrations } from './migrations/index.js';
 
 // Changes reach the event log within ~20 ms of their commit here, within a second otherwise.
 const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 30_000 };
@@ -22,7 +22,7 @@ export const agentRegistryModule = grpcServiceModule({
   name: 'AgentRegistry',
   dependsOn: ['Skill'],
   async setup({ config, engines, logger, addressOf }, grpc) {
-    const database = await engines.storage.open<RegistryDatabase>('registry', registryMigrations);
+    const database = await engines.storage.open<RegistryDatabase>(REGISTRY_SCHEMA, registryMigrations);
     // As with run events: a durable event log is fed through the outbox, an in-process one directly.
     const outbox = engines.eventLog.kind !== 'memory';
     const repository = createAgentRepository(database.db, { outbox });

@@ -3,14 +3,14 @@ import { contentCipherFrom, grpcServiceModule, retentionGrpc } from '@hangar/pla
 import { attachmentGrpc } from './attachment.grpc.js';
 import { createAttachmentRepository, type AttachmentDatabase } from './attachment.repository.js';
 import { createAttachmentService } from './attachment.service.js';
-import { attachmentMigrations } from './migrations/index.js';
+import { ATTACHMENT_SCHEMA, attachmentMigrations } from './migrations/index.js';
 import { ATTACHMENT_RETENTION_TARGETS } from './retention-targets.js';
 import { ATTACHMENT_SEALED_COLUMNS } from './sealed-columns.js';
 
 export const attachmentModule = grpcServiceModule({
   name: 'Attachment',
   async setup({ config, engines, logger }, grpc) {
-    const database = await engines.storage.open<AttachmentDatabase>('attachments', attachmentMigrations);
+    const database = await engines.storage.open<AttachmentDatabase>(ATTACHMENT_SCHEMA, attachmentMigrations);
     const cipher = contentCipherFrom(config);
     const service = createAttachmentService({
       repository: createAttachmentRepository(database.db, cipher),

@@ -1,5 +1,5 @@
 export { attachmentModule } from './attachment.module.js';
 export { createAttachmentService, CHUNK_BYTES, type AttachmentService } from './attachment.service.js';
 export { createAttachmentRepository, type AttachmentDatabase, type AttachmentRepository } from './attachment.repository.js';
-export { attachmentMigrations } from './migrations/index.js';
+export { ATTACHMENT_SCHEMA, attachmentMigrations } from './migrations/index.js';
 export { detectMediaType, isAllowedMediaType } from './media-type.js';

@@ -19,7 +19,7 @@ import { createIdempotencyRepository } from './idempotency.repository.js';
 import { createQuotaRepository } from './quota.repository.js';
 import { governanceGrpc } from './governance.grpc.js';
 import { createGovernanceService } from './governance.service.js';
-import { governanceMigrations } from './migrations/index.js';
+import { GOVERNANCE_SCHEMA, governanceMigrations } from './migrations/index.js';
 import { createTenantRepository } from './tenants/tenant.repository.js';
 import { createTenantService } from './tenants/tenant.service.js';
 import { createQuotaThresholds } from './quota-thresholds.js';
@@ -39,7 +39,7 @@ const API_KEY_USE_FLUSH_MS = 10_000;
 export const governanceModule = grpcServiceModule({
   name: 'Governance',
   async setup({ config, engines, logger, metrics, addressOf }, grpc) {
-    const database = await engines.storage.open<GovernanceDatabase>('governance', governanceMigrations);
+    const database = await engines.storage.open<GovernanceDatabase>(GOVERNANCE_SCHEMA, governanceMigrations);
     const cipher = contentCipherFrom(config);
     const quotas = createQuotaRepository(database.db);
     const audit = auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger);

@@ -1,6 +1,6 @@
 export { governanceModule } from './governance.module.js';
 export { createAuditRepository } from './audit.repository.js';
 export type { GovernanceDatabase } from './governance.database.js';
-export { governanceMigrations } from './migrations/index.js';
+export { GOVERNANCE_SCHEMA, governanceMigrations } from './migrations/index.js';
 export { createIdempotencyRepository } from './idempotency.repository.js';
 export { createQuotaRepository } from './quota.repository.js';

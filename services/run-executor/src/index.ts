@@ -2,6 +2,6 @@ export { runExecutorModule } from './run-executor.module.js';
 export { createRunEngine, type RunEngine } from './runs/run-engine.service.js';
 export { createRunRepository, type RunRepository } from './runs/run.repository.js';
 export type { RunDatabase } from './database.js';
-export { runMigrations } from './migrations/index.js';
+export { RUN_SCHEMA, runMigrations } from './migrations/index.js';
 export { costOf, priceFor } from './pricing.js';
 export { createCircuitBreaker } from './providers/circuit-breaker.js';

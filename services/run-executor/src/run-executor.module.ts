@@ -24,7 +24,7 @@ import { createEventRepository } from './events/event.repository.js';
 import { createScoreRepository } from './feedback/score.repository.js';
 import { createJobRepository } from './jobs/job.repository.js';
 import { createJobWorker } from './jobs/job-worker.js';
-import { runMigrations } from './migrations/index.js';
+import { RUN_SCHEMA, runMigrations } from './migrations/index.js';
 import { createCircuitBreaker, createConcurrencyLimiter } from './providers/circuit-breaker.js';
 import { createModelResolver } from './providers/model-providers.js';
 import { createReconciliationRepository } from './reconciliation/reconciliation.repository.js';
@@ -49,7 +49,7 @@ export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
   dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance'],
   async setup({ config, logger, engines, metrics, addressOf }, grpc) {
-    const database = await engines.storage.open<RunDatabase>('runs', runMigrations);
+    const database = await engines.storage.open<RunDatabase>(RUN_SCHEMA, runMigrations);
     // A durable event log (Kafka) is fed through the transactional outbox; an in-process one, gone
     // with its process anyway, directly after each write (no outbox rows, no relay round trips).
     const outbox = engines.eventLog.kind !== 'memory';

@@ -1,6 +1,6 @@
 import { AttachmentServiceDefinition, RetentionServiceDefinition, SessionServiceDefinition } from '@hangar/contracts';
 import { contentCipherFrom, createChannel, createServiceClient, grpcServiceModule, HANGAR_VERSION, retentionGrpc } from '@hangar/platform';
-import { sessionMigrations } from './migrations/index.js';
+import { SESSION_SCHEMA, sessionMigrations } from './migrations/index.js';
 import { SESSION_RETENTION_TARGETS } from './retention-targets.js';
 import { SESSION_SEALED_COLUMNS } from './sealed-columns.js';
 import { sessionGrpc } from './session.grpc.js';
@@ -13,7 +13,7 @@ export const sessionModule = grpcServiceModule({
   name: 'Session',
   dependsOn: ['Attachment'],
   async setup({ config, engines, addressOf }, grpc) {
-    const database = await engines.storage.open<SessionDatabase>('sessions', sessionMigrations);
+    const database = await engines.storage.open<SessionDatabase>(SESSION_SCHEMA, sessionMigrations);
     const cipher = contentCipherFrom(config);
     const attachmentChannel = createChannel(addressOf('Attachment'));
     const attachments = createServiceClient(AttachmentServiceDefinition, attachmentChannel);

@@ -3,7 +3,7 @@ import { auditOrLog, createChannel, createServiceClient, grpcServiceModule, rete
 import { createGrantRepository } from './grants/grant.repository.js';
 import { createGrantService } from './grants/grant.service.js';
 import { SKILL_RETENTION_TARGETS } from './grants/retention-targets.js';
-import { skillMigrations } from './migrations/index.js';
+import { SKILL_SCHEMA, skillMigrations } from './migrations/index.js';
 import { interpreterTable, type ScriptRunner, type ScriptRunnerSettings } from './scripts/script-runner.js';
 import { createScriptService } from './scripts/script.service.js';
 import { skillGrpc } from './skill.grpc.js';
@@ -28,7 +28,7 @@ export const createSkillModule = (options: SkillModuleOptions = {}) =>
     name: 'Skill',
     dependsOn: ['Governance'],
     async setup({ config, engines, addressOf, logger }, grpc) {
-      const database = await engines.storage.open<SkillDatabase>('skills', skillMigrations);
+      const database = await engines.storage.open<SkillDatabase>(SKILL_SCHEMA, skillMigrations);
       const governanceChannel = createChannel(addressOf('Governance'));
       const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
       const audit = auditOrLog(async (caller, entry) => void (await governance.recordAudit(entry, { caller })), logger);

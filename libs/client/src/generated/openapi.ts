@@ -1357,7 +1357,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when every backing service answers its gRPC health check, 503 naming the ones that do not, and 503 `draining` from the moment a drain starts (Drain:Enabled, SIGTERM). Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.
+         * @description Answers 200 while this gateway can take requests, and 503 `draining` from the moment a drain starts (Drain:Enabled, SIGTERM). It does not ask the backing services: one that is down makes its own routes answer 503 `service_unavailable`, not every gateway unready (GET /api/diagnostics reports each one). Needs no credential and is served at /readyz whatever Hangar:Api:Prefix is.
          */
         get: operations["readiness"];
         put?: never;
@@ -11068,11 +11068,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        status: "ok" | "unavailable";
-                        services: {
-                            [key: string]: string;
-                        };
+                        /** @constant */
+                        status: "ok";
                     };
                 };
             };
@@ -11094,18 +11091,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A backing service is not serving, or this instance is draining */
+            /** @description This instance is draining */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        status: "unavailable" | "draining";
-                        services: {
-                            [key: string]: string;
-                        };
+                        /** @constant */
+                        status: "draining";
                     };
                 };
             };

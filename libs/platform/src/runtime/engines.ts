@@ -6,7 +6,7 @@ import {
   type EventLog,
   type PubSub,
 } from '@hangar/messaging';
-import { createStorageProvider, type StorageProvider } from '@hangar/storage';
+import { createStorageProvider, type StorageProvider, type StorageSettings } from '@hangar/storage';
 import type { HangarConfig } from '../config/schema.js';
 
 /** The engines behind the ports: SQL storage, the event log and pub/sub. */
@@ -17,17 +17,22 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-export async function createEngines(config: HangarConfig, onEngineError: (error: Error) => void = () => {}): Promise<Engines> {
+/** The SQL store `config` names: PostgreSQL when it has a connection string, else the embedded one. */
+export function storageSettingsOf(config: HangarConfig, onConnectionError?: (error: Error) => void): StorageSettings {
   const postgres = config.Stores.Postgres;
   const store = postgres.ConnectionString ? postgres : config.Stores.Embedded;
-  const storage = await createStorageProvider({
+  return {
     postgresConnectionString: postgres.ConnectionString,
     schemaPrefix: postgres.SchemaName,
     embeddedDataDir: config.Stores.Embedded.DataDir,
     autoApplyMigrations: store.AutoApplyMigrations,
     commandTimeoutSeconds: store.CommandTimeoutSeconds,
-    onConnectionError: onEngineError,
-  });
+    onConnectionError,
+  };
+}
+
+export async function createEngines(config: HangarConfig, onEngineError: (error: Error) => void = () => {}): Promise<Engines> {
+  const storage = await createStorageProvider(storageSettingsOf(config, onEngineError));
   const kafka = config.Kafka;
   const eventLog = kafka.Brokers.length
     ? await createKafkaEventLog({

@@ -41,7 +41,7 @@ export function grpcServiceModule(options: {
         address: `${endpoint.Host}:${port}`,
         httpPort: scrapes?.port,
         async drain(deadline) {
-          // Not serving: load balancers and /readyz stop sending work here.
+          // Not serving: the kubelet's readiness probe and load balancers stop sending work here.
           grpc.health.setStatus('unhealthy');
           await resources.drain?.(deadline);
         },

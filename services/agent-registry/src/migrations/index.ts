@@ -1,6 +1,9 @@
 import { createOutboxTables, sql, type Kysely, type Migration } from '@hangar/storage';
 import { AGENT_CHANGE_OUTBOX } from '../agent.repository.js';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_registry`. */
+export const REGISTRY_SCHEMA = 'registry';
+
 export const registryMigrations: Record<string, Migration> = {
   '0001_agents': {
     async up(db: Kysely<any>) {

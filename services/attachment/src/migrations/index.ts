@@ -1,5 +1,8 @@
 import { sql, type Kysely, type Migration } from '@hangar/storage';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_attachments`. */
+export const ATTACHMENT_SCHEMA = 'attachments';
+
 export const attachmentMigrations: Record<string, Migration> = {
   '0001_attachments': {
     async up(db: Kysely<any>) {

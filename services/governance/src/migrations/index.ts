@@ -1,5 +1,8 @@
 import { createLeaseTable, sql, type Kysely, type Migration } from '@hangar/storage';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_governance`. */
+export const GOVERNANCE_SCHEMA = 'governance';
+
 export const governanceMigrations: Record<string, Migration> = {
   '0001_audit_entries': {
     async up(db: Kysely<any>) {

@@ -1,5 +1,8 @@
 import { createLeaseTable, sql, type Kysely, type Migration } from '@hangar/storage';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_runs`. */
+export const RUN_SCHEMA = 'runs';
+
 export const runMigrations: Record<string, Migration> = {
   '0001_runs': {
     async up(db: Kysely<any>) {

@@ -1,5 +1,8 @@
 import { sql, type Kysely, type Migration } from '@hangar/storage';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_sessions`. */
+export const SESSION_SCHEMA = 'sessions';
+
 export const sessionMigrations: Record<string, Migration> = {
   '0001_sessions': {
     async up(db: Kysely<any>) {

@@ -1,5 +1,8 @@
 import { sql, type Kysely, type Migration } from '@hangar/storage';
 
+/** The schema this service owns: `{Stores:Postgres:SchemaName}_skills`. */
+export const SKILL_SCHEMA = 'skills';
+
 export const skillMigrations: Record<string, Migration> = {
   '0001_skills': {
     async up(db: Kysely<any>) {

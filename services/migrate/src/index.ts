@@ -1,0 +1,1 @@
+export { migrateAll, missingMigrations, SERVICE_SCHEMAS, waitForMigrations } from './migrate.js';
