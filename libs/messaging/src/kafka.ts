@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
 import type { EventLog, LogHandler } from './ports.js';
 
 export interface KafkaEventLogOptions {
@@ -14,6 +14,7 @@ const MAX_RETRY_DELAY_MS = 2000;
 /** The broker's group.min.session.timeout.ms is 6 s by default. */
 const SESSION_TIMEOUT_MS = 10_000;
 const HEARTBEAT_INTERVAL_MS = 1_000;
+const TOPIC_READY_TIMEOUT_MS = 30_000;
 
 /**
  * The event log on Apache Kafka (kafkajs). The producer is idempotent and waits for every in-sync
@@ -46,7 +47,7 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
   const ensureTopic = (topic: string) => {
     let created = topics.get(topic);
     if (!created) {
-      created = admin.createTopics({ topics: [{ topic }], waitForLeaders: true });
+      created = admin.createTopics({ topics: [{ topic }], waitForLeaders: false }).then(() => untilTopicHasLeaders(admin, topic));
       created.catch(() => topics.delete(topic));
       topics.set(topic, created);
     }
@@ -121,4 +122,25 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
       await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
+}
+
+/**
+ * Until the broker lists `topic` with a leader for every partition. Not createTopics' own (default)
+ * `waitForLeaders`: a broker that has just started may not list a topic it has just created
+ * (UNKNOWN_TOPIC_OR_PARTITION), and that wait gives up at once, failing the process's start.
+ */
+async function untilTopicHasLeaders(admin: Admin, topic: string) {
+  const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+      if (metadata.partitions.every((partition) => partition.leader >= 0)) return;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw lastError ?? new Error(`Kafka topic ${topic} has no leader for every partition after ${TOPIC_READY_TIMEOUT_MS / 1000} s`);
 }

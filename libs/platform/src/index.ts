@@ -16,6 +16,7 @@ export * from './runtime/engines.js';
 export * from './runtime/grpc-module.js';
 export * from './runtime/process.js';
 export { HANGAR_VERSION } from './version.js';
+export { runtimeFile } from './runtime-files.js';
 export * from './access.js';
 export * from './audit.js';
 export * from './egress/addresses.js';

@@ -23,13 +23,20 @@ export interface AllInOneProcess {
   kill(): Promise<void>;
 }
 
-type SpawnOptions = { dataDir?: string; env?: Record<string, string>; /** Extra node flags (a CPU profile, say). */ nodeArgs?: string[] };
+type SpawnOptions = {
+  dataDir?: string;
+  env?: Record<string, string>;
+  /** Extra node flags (a CPU profile, say). */
+  nodeArgs?: string[];
+  /** What to run, from the repository root: the TypeScript sources through tsx, or built JavaScript (`dist/all-in-one/main.js`). */
+  entry?: string;
+};
 
 const PORT_ATTEMPTS = 3;
 
 /**
- * Starts `services/all-in-one/src/main.ts` (what `npm start` runs) in its own process, on a fresh
- * embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
+ * Starts `services/all-in-one/src/main.ts` (what `npm start` runs), or `entry`, in its own process,
+ * on a fresh embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
  * The gateway's port is free when chosen, yet another process (its ephemeral gRPC ports, say) may
  * take it before Hangar listens: then it starts again on another port.
  */
@@ -48,8 +55,10 @@ async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
   const started = performance.now();
-  // One process (node --import tsx, no wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'services/all-in-one/src/main.ts'], {
+  const entry = options.entry ?? 'services/all-in-one/src/main.ts';
+  const typescriptLoader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  // One process (node itself, not the tsx CLI's wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...typescriptLoader, entry], {
     cwd: ROOT,
     // HANGAR_TEST_CHILD_OUTPUT=1 shows the process's own logs when a test needs debugging.
     stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : ['ignore', 'pipe', 'pipe'],

@@ -74,8 +74,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 }
 
 export async function startPrivateRedis(): Promise<PrivateEngine> {
-  const server = binaryOnPath('redis-server') ?? (aptInstall(['redis-server']), binaryOnPath('redis-server'));
-  if (!server) throw new Error('redis-server is not installed and apt could not install it');
+  const server = redisServerBinary();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'hangar-redis-'));
   let child: ChildProcess | undefined;
@@ -106,8 +105,15 @@ export async function startPrivateRedis(): Promise<PrivateEngine> {
   };
 }
 
+/** redis-server: on PATH, else installed from apt. */
+export function redisServerBinary(): string {
+  const server = binaryOnPath('redis-server') ?? (aptInstall(['redis-server']), binaryOnPath('redis-server'));
+  if (!server) throw new Error('redis-server is not installed and apt could not install it');
+  return server;
+}
+
 /** The directory of initdb and pg_ctl: on PATH, else Debian's /usr/lib/postgresql/<version>/bin, else installed from apt. */
-function postgresBinDir(): string {
+export function postgresBinDir(): string {
   const find = () => {
     const onPath = binaryOnPath('pg_ctl');
     if (onPath && binaryOnPath('initdb')) return onPath.replace(/\/pg_ctl$/, '');
@@ -141,7 +147,8 @@ function aptInstall(packages: string[]) {
   apt(['install', '-y', '--no-install-recommends', ...packages]);
 }
 
-function systemUser(name: string): { uid: number; gid: number } {
+/** A system user's ids (created when missing): initdb and postgres refuse to run as root, so as root they run as `postgres`. */
+export function systemUser(name: string): { uid: number; gid: number } {
   const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
   try {
     return { uid: id('-u'), gid: id('-g') };
@@ -159,7 +166,8 @@ function serverLog(dir: string): string {
   }
 }
 
-const accepts = (port: number) =>
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export const acceptsConnections = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {
@@ -169,14 +177,14 @@ const accepts = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
-async function portOpen(port: number, timeoutMs = 20_000) {
-  for (const deadline = Date.now() + timeoutMs; !(await accepts(port)); await sleep(50)) {
+export async function portOpen(port: number, timeoutMs = 20_000) {
+  for (const deadline = Date.now() + timeoutMs; !(await acceptsConnections(port)); await sleep(50)) {
     if (Date.now() > deadline) throw new Error(`nothing listens on port ${port}`);
   }
 }
 
 async function portClosed(port: number, timeoutMs = 20_000) {
-  for (const deadline = Date.now() + timeoutMs; await accepts(port); await sleep(50)) {
+  for (const deadline = Date.now() + timeoutMs; await acceptsConnections(port); await sleep(50)) {
     if (Date.now() > deadline) throw new Error(`port ${port} still accepts connections`);
   }
 }

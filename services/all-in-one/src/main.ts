@@ -1,12 +1,12 @@
 // First: client libraries are patched for spans as they load (see instrumentation.ts).
 import '@hangar/platform/instrumentation';
-import { resolveLogFormat, runMain } from '@hangar/platform';
+import { resolveLogFormat, runMain, runtimeFile } from '@hangar/platform';
 import { allInOneModules } from './all-in-one.js';
 import { startBanner } from './banner.js';
 import { localAuthToken, LOCAL_TOKEN_FILE } from './local-token.js';
 
 // Without HANGAR_CONFIG the trial configuration is used: the offline Demo provider and example code agents.
-const env = { HANGAR_CONFIG: 'config/all-in-one.yaml', ...process.env };
+const env = { HANGAR_CONFIG: runtimeFile('config/all-in-one.yaml'), ...process.env };
 const localToken = localAuthToken();
 const running = await runMain('all-in-one', allInOneModules, { env, defaults: { Hangar: { Api: { AuthToken: localToken } } } });
 

@@ -1,3 +1,5 @@
+// First: client libraries are patched for spans as they load (see instrumentation.ts).
+import '@hangar/platform/instrumentation';
 import { ConfigError, createLogger, loadConfig, storageSettingsOf, type HangarConfig } from '@hangar/platform';
 import { createStorageProvider } from '@hangar/storage';
 import { migrateAll, waitForMigrations } from './migrate.js';

@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { loadPackageDefinition, type ServiceDefinition, type UntypedHandleCall } from '@grpc/grpc-js';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import type { Server } from 'nice-grpc';
+import { runtimeFile } from '../runtime-files.js';
 
-const PROTO_ROOT = fileURLToPath(new URL('../../../../proto/', import.meta.url));
+const PROTO_ROOT = runtimeFile('proto/');
 const HANGAR_PROTOS = 'hangar/v1';
 const REFLECTION_VERSIONS = ['v1', 'v1alpha'] as const;
 /** How @grpc/reflection loads these files itself: its handlers read the request's oneof by name. */
