@@ -576,7 +576,7 @@ describe('tree and cancel', () => {
 describe('child agents', () => {
   it('runs callable agents as child runs down to AgentGraph:MaxDepth and refuses the next level', async () => {
     const result = await run('chain-a', { message: 'start the chain' });
-    expect(result.frames.at(-1)!.event).toBe('done');
+    expect(result.frames.at(-1)!.event, JSON.stringify(result.frames.slice(-2))).toBe('done');
     const rootId = result.frames[0].data.runId;
     const childUpdate = result.frames.find((frame) => frame.event === 'update' && frame.data.type === 'child-run');
     expect(childUpdate?.data).toEqual({ type: 'child-run', runId: expect.any(String), agentName: 'chain-b' });

@@ -91,7 +91,7 @@ it('serves through both gateways on the real engines: a run started on A is read
   });
   expect(run.status, run.text).toBe(200);
   const readOnB = await httpRequest(B, 'GET', `/api/runs/${run.body.runId}`);
-  expect(readOnB.body).toMatchObject({ agentName: 'split', status: 'Completed' });
+    expect(readOnB.body, readOnB.text).toMatchObject({ agentName: 'split', status: 'Completed' });
 });
 
 it('stops every process it started on SIGINT and exits 0', async () => {
