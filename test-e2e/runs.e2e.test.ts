@@ -125,7 +125,8 @@ beforeAll(async () => {
     ['chain-a', ['chain-b']],
     ['sleeper', []],
   ] as const) {
-    const model = name === 'sleeper' ? { provider: 'backup', model: 'hanging' } : { provider: 'mock', model: 'delegator' };
+    // Not `mock`: its 1 s Timeout covers a whole call, and a parent's call holds its children's runs (tools run inside it).
+    const model = name === 'sleeper' ? { provider: 'backup', model: 'hanging' } : { provider: 'backup', model: 'delegator' };
     expect((await agent(name, model, { agents })).status).toBe(201);
   }
   expect((await agent('boss', { provider: 'mock', model: 'delegator' }, { agents: ['sleeper'] })).status).toBe(201);
