@@ -156,6 +156,10 @@ describe('a process started through main.ts, on PostgreSQL, Redis and Kafka', ()
     const runId = ((await response.json()) as { runId: string }).runId;
     const trace = await runTrace(runId, 2);
     expect(trace.run.resource['service.name']).toBe('hangar-all-in-one');
+    // gateway → gRPC → run, and governance's consumers, which read the run's events from Kafka here, under the run.
+    expect(trace.parentOf(trace.run)?.name).toBe('/hangar.v1.RunExecutorService/StartRun');
+    expect(trace.parentOf(trace.parentOf(trace.run)!)?.name).toBe('POST /api/agents/traced/run');
+    for (const consumer of trace.consumers) expect(consumer.parentSpanId).toBe(trace.run.spanId);
     expect(trace.run.resource['service.version']).toBeTruthy();
 
     const underRun = trace.spans.filter((span) => trace.under(span, trace.run));
