@@ -56,11 +56,11 @@ export const runExecutorModule = grpcServiceModule({
     // Inputs, event data, score comments and approval arguments are sealed when content protection is on.
     const cipher = contentCipherFrom(config);
     const repositories = {
-      runs: createRunRepository(database.db, database.schema, cipher),
+      runs: createRunRepository(database.db, database.schema, cipher, { outbox }),
       events: createEventRepository(database.db, { outbox, cipher }),
       approvals: createApprovalRepository(database.db, cipher),
       scores: createScoreRepository(database.db, cipher),
-      jobs: createJobRepository(database.db),
+      jobs: createJobRepository(database.db, { outbox, cipher }),
       reconciliation: createReconciliationRepository(database.db, { outbox, cipher }),
       spans: createSpanRepository(database.db, cipher),
     };
