@@ -61,6 +61,8 @@ beforeAll(async () => {
   hangar = await startDistributed({
     gateways: 2,
     runExecutors: 2,
+    // Ten processes starting on two cores, beside another suite in CI: about 50 s alone.
+    readyTimeoutMs: 150_000,
     env: {
       HANGAR__Providers__mock__Kind: 'OpenAICompatible',
       HANGAR__Providers__mock__Endpoint: mock.url,
@@ -90,7 +92,7 @@ beforeAll(async () => {
     const created = await via(A, 'POST', '/api/agents', { body: { name, model: { provider: 'mock', model: name } } });
     expect(created.status, created.text).toBe(201);
   }
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await eventLog?.close();
@@ -252,7 +254,7 @@ describe('executor A SIGKILLed amid 100 queued runs', () => {
     );
     const stored = byRun(rows);
     const onKafka = (runId: string) => shipped.filter((record) => record.event.runId === runId);
-    // A relay killed holding the outbox lease holds it up to 30 s (OUTBOX_SETTINGS.leaseMs); the other relay ships after that.
+    // A relay killed mid-round holds the outbox lease until it runs out (OUTBOX_SETTINGS.leaseMs, 10 s); the other relay ships then.
     await eventually(
       () =>
         runIds.every((runId) => new Set(onKafka(runId).map((record) => record.event.seq)).size >= stored.get(runId)!.length)
