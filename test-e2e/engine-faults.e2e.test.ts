@@ -15,11 +15,13 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * Engine faults on the distributed shape: every service its own process on a PostgreSQL and a
- * redis-server of this test's own, which it kills and restarts while HTTP traffic and runs (streamed
- * and queued) go on. No process may exit, every refusal meanwhile is a 503 problem+json, the API
- * answers again within 10 s of the engine's return, every acknowledged run ends exactly once, and
- * no submission answered with an error runs.
+ * Engine faults on the split shape: every service its own process, two gateways each calling a run
+ * executor of its own (both sharing the job queue), on a PostgreSQL and a redis-server of this test's
+ * own, which it kills and restarts while HTTP traffic through both gateways (reads, agent writes,
+ * streamed and queued runs) goes on. No process may exit, every refusal meanwhile is a 503
+ * problem+json, the API answers again within 10 s of the engine's return on both gateways, every
+ * acknowledged write is there afterwards, every acknowledged run ends exactly once, and no
+ * submission answered with an error runs.
  */
 
 let postgres: PrivatePostgres;
@@ -35,6 +37,10 @@ beforeAll(async () => {
   [postgres, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
   hangar = await startDistributed({
     postgresUrl: postgres.url,
+    gateways: 2,
+    runExecutors: 2,
+    // Ten processes starting on two cores, beside another suite in CI: about 50 s alone.
+    readyTimeoutMs: 150_000,
     env: {
       HANGAR__Redis__ConnectionString: redis.url,
       // `hangar <name> stopped` (with its unhandledRejections count) is an info line.
@@ -54,7 +60,7 @@ beforeAll(async () => {
     const created = await api('POST', '/api/agents', { body: { name, model: { provider: 'demo', model: 'echo' } } });
     expect(created.status, created.text).toBe(201);
   }
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await hangar?.cleanup();
@@ -68,6 +74,10 @@ interface Refusal {
   body: string;
 }
 
+/** The gateway a request goes to: each in turn, so both gateways and both run executors see the outage. */
+let turn = 0;
+const nextGateway = () => hangar.urls[turn++ % hangar.urls.length];
+
 interface SubmittedRun {
   runId: string;
   mode: 'streamed' | 'queued';
@@ -75,10 +85,12 @@ interface SubmittedRun {
   stream?: Promise<SseFrame[] | undefined>;
 }
 
-/** HTTP traffic through an outage: reads and run submissions, recording every non-2xx answer. */
+/** HTTP traffic through an outage: reads, agent writes and run submissions, recording every non-2xx answer. */
 function startTraffic(agent: string) {
   const refusals: Refusal[] = [];
   const runs: SubmittedRun[] = [];
+  /** Agents whose creation was answered 201. */
+  const written: string[] = [];
   let submitted = 0;
   let going = true;
   const refuse = async (request: string, response: Response | undefined, failure?: unknown) =>
@@ -90,7 +102,7 @@ function startTraffic(agent: string) {
     });
   const send = async (request: string, init: RequestInit = {}) => {
     try {
-      const response = await fetch(hangar.url + request.slice(request.indexOf(' ') + 1), {
+      const response = await fetch(nextGateway() + request.slice(request.indexOf(' ') + 1), {
         method: request.slice(0, request.indexOf(' ')),
         ...init,
         headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
@@ -144,8 +156,14 @@ function startTraffic(agent: string) {
     });
     if (response) runs.push({ runId: ((await response.json()) as { runId: string }).runId, mode: 'queued' });
   };
+  const writeAgent = async () => {
+    const name = `${agent}-written-${++submitted}`;
+    const response = await send('POST /api/agents', { body: JSON.stringify({ name, model: { provider: 'demo', model: 'echo' } }) });
+    if (response?.status === 201) written.push(name);
+  };
   // One loop per kind of request, so a request that hangs holds up only its own kind.
-  const loops = [() => send('GET /api/agents'), () => send('GET /api/runs?take=5'), submitStreamed, submitQueued].map(async (request) => {
+  const requests = [() => send('GET /api/agents'), () => send('GET /api/runs?take=5'), writeAgent, submitStreamed, submitQueued];
+  const loops = requests.map(async (request) => {
     while (going) {
       await request();
       await sleep(100);
@@ -154,6 +172,7 @@ function startTraffic(agent: string) {
   return {
     refusals,
     runs,
+    written,
     async stop() {
       going = false;
       await Promise.all(loops);
@@ -164,11 +183,11 @@ function startTraffic(agent: string) {
 /** The agent of the runs made after an outage (each scenario's own agent has only the traffic's runs). */
 const AFTER_OUTAGE = 'after-outage';
 
-/** A streamed run, start to `done Completed`, once the engines are back (pub/sub included). */
-const runCompletes = () =>
+/** A streamed run through `url`, start to `done Completed`, once the engines are back (pub/sub included). */
+const runCompletes = (url: string) =>
   eventually(
     async () => {
-      const response = await fetch(`${hangar.url}/api/agents/${AFTER_OUTAGE}/run`, {
+      const response = await fetch(`${url}/api/agents/${AFTER_OUTAGE}/run`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ message: 'after the outage' }),
@@ -177,16 +196,19 @@ const runCompletes = () =>
       const frames = response?.ok ? parseSseFrames(await response.text().catch(() => '')) : [];
       return frames.at(-1)?.event === 'done' && frames.at(-1)?.data.status === 'Completed' ? true : undefined;
     },
-    'a streamed run to complete after the outage',
+    `a streamed run through ${url} to complete after the outage`,
     25_000,
   );
 
-/** Milliseconds until both reads answer 2xx again. */
+/** Milliseconds until both reads answer 2xx again on every gateway. */
 async function timeToRecover(): Promise<number> {
   const started = Date.now();
+  const reads = hangar.urls.flatMap((url) => ['/api/agents', '/api/runs?take=5'].map((path) => [url, path] as const));
   await eventually(
     async () => {
-      const answers = await Promise.all(['/api/agents', '/api/runs?take=5'].map((path) => api('GET', path).catch(() => undefined)));
+      const answers = await Promise.all(
+        reads.map(([url, path]) => httpRequest(url, 'GET', path, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined)),
+      );
       return answers.every((answer) => answer && answer.status < 300) ? true : undefined;
     },
     'the API to answer 2xx again',
@@ -233,7 +255,7 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-const observed = new Map<string, { refusals: Refusal[]; runs: SubmittedRun[] }>();
+const observed = new Map<string, { refusals: Refusal[]; runs: SubmittedRun[]; written: string[] }>();
 const isRead = (refusal: Refusal) => refusal.request.startsWith('GET ');
 const notA503Problem = (refusal: Refusal) => refusal.status !== 503 || !refusal.contentType?.startsWith('application/problem+json');
 
@@ -263,9 +285,10 @@ async function runEnding(run: SubmittedRun, deadline: number): Promise<RunEnding
   while (!TERMINAL_STATUSES.includes(runStatus!) && Date.now() < deadline) {
     const answer = await api('GET', `/api/runs/${run.runId}`);
     [status, runStatus] = [answer.status, answer.body?.status];
+    // Its stream has ended, so its end has been recorded as far as it could be: a row not written by then never will be.
+    if (status === 404 && run.stream) return {};
     if (!TERMINAL_STATUSES.includes(runStatus!)) await sleep(250);
   }
-  if (status === 404 && run.stream) return {};
   if (!TERMINAL_STATUSES.includes(runStatus!)) return { trouble: `${run.mode} run ${run.runId} never ended (${status} ${runStatus})` };
   const events = await fetch(`${hangar.url}/api/runs/${run.runId}/events`, {
     headers: { authorization: `Bearer ${TEST_TOKEN}` },
@@ -291,8 +314,20 @@ describe.each(SCENARIOS)('$name', (scenario) => {
     expect(recoveryMs).toBeLessThan(10_000);
     if (scenario.refusalsExpected) expect(traffic.refusals.length).toBeGreaterThan(0);
     expect(traffic.runs.length).toBeGreaterThan(0);
-    await runCompletes();
+    for (const url of hangar.urls) await runCompletes(url);
   }, 60_000);
+
+  it('every agent whose creation was acknowledged is there, on both gateways', async () => {
+    const { written } = observed.get(scenario.name)!;
+    expect(written.length).toBeGreaterThan(0);
+    const missing = [];
+    for (const url of hangar.urls)
+      for (const name of written) {
+        const found = await httpRequest(url, 'GET', `/api/agents/${name}`, { signal: AbortSignal.timeout(15_000) });
+        if (found.status !== 200) missing.push(`${url} ${name}: ${found.status}`);
+      }
+    expect(missing).toEqual([]);
+  }, 30_000);
 
   it('every refused run submission is a 503 problem+json (none hangs)', () => {
     const { refusals } = observed.get(scenario.name)!;

@@ -18,14 +18,16 @@ const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   Gateway: 'gateway',
 };
 
-/** A service process; `Gateway#2`, `Gateway#3`… are gateways beyond the first. */
-export type ProcessName = ServiceName | 'Gateway' | `Gateway#${number}`;
+/** A service process; `Gateway#2`… and `RunExecutor#2`… are the gateways and run executors beyond the first. */
+export type ProcessName = ServiceName | 'Gateway' | `Gateway#${number}` | `RunExecutor#${number}`;
 
 export interface DistributedHangar {
   /** The first gateway. */
   url: string;
   /** Every gateway, the first one first. */
   urls: string[];
+  /** The prefix of its service schemas (`<prefix>_runs`, `<prefix>_governance`, …), for tests that look at rows. */
+  schemaPrefix: string;
   processes: Map<ProcessName, ChildProcess>;
   /** Resolves with each process's exit code. */
   exits: Map<ProcessName, Promise<number | null>>;
@@ -45,6 +47,12 @@ export interface DistributedOptions {
   postgresUrl?: string;
   /** How many gateway processes front the services (each on its own port); 1 by default. */
   gateways?: number;
+  /**
+   * How many run-executor processes share the job queue (each on its own port); 1 by default.
+   * Gateway n calls run executor n (round robin when there are fewer), as `npm run start:distributed`
+   * wires gateway A to executor 1 and B to 2; every other service calls the first.
+   */
+  runExecutors?: number;
   /** As Kubernetes runs it: `services/migrate` migrates first, and the services do not (`AutoApplyMigrations` false). */
   migrationJob?: boolean;
 }
@@ -59,6 +67,16 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
   const gatewayPorts = await Promise.all(Array.from({ length: options.gateways ?? 1 }, () => freePort()));
   const gatewayNames = gatewayPorts.map((_, index): ProcessName => (index === 0 ? 'Gateway' : `Gateway#${index + 1}`));
+  const executorPorts = [
+    ports.RunExecutor,
+    ...(await Promise.all(Array.from({ length: (options.runExecutors ?? 1) - 1 }, () => freePort()))),
+  ];
+  const executorNames = executorPorts.map((_, index): ProcessName => (index === 0 ? 'RunExecutor' : `RunExecutor#${index + 1}`));
+  /** Where a run executor listens, and where the process given it calls it. */
+  const placingExecutor = (index: number) => ({
+    HANGAR__Services__RunExecutor__Port: String(executorPorts[index]),
+    HANGAR__Services__RunExecutor__Address: `127.0.0.1:${executorPorts[index]}`,
+  });
   const env: Record<string, string> = {
     HANGAR__Stores__Postgres__ConnectionString: options.postgresUrl ?? TEST_POSTGRES_URL,
     HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
@@ -90,10 +108,16 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const outputs = new Map<ProcessName, string>();
   const spawnProcess = (name: ProcessName) => {
     const gateway = gatewayNames.indexOf(name);
-    const directory = gateway >= 0 ? DIRECTORIES.Gateway : DIRECTORIES[name as ServiceName];
+    const executor = executorNames.indexOf(name);
+    const directory = gateway >= 0 ? DIRECTORIES.Gateway : executor >= 0 ? DIRECTORIES.RunExecutor : DIRECTORIES[name as ServiceName];
     const child = spawn(process.execPath, ['--import', 'tsx', `services/${directory}/src/main.ts`], {
       cwd: ROOT,
-      env: { ...process.env, ...env, ...(gateway >= 0 && { HANGAR__Gateway__Port: String(gatewayPorts[gateway]) }) },
+      env: {
+        ...process.env,
+        ...env,
+        ...(gateway >= 0 && { HANGAR__Gateway__Port: String(gatewayPorts[gateway]), ...placingExecutor(gateway % executorPorts.length) }),
+        ...(executor > 0 && placingExecutor(executor)),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     if (!outputs.has(name)) outputs.set(name, '');
@@ -111,14 +135,16 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
       ),
     );
   };
-  for (const name of [...SERVICE_NAMES, ...gatewayNames]) spawnProcess(name);
+  for (const name of [...SERVICE_NAMES, ...executorNames.slice(1), ...gatewayNames]) spawnProcess(name);
   const urls = gatewayPorts.map((port) => `http://127.0.0.1:${port}`);
   const cleanup = async () => {
     for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(exits.values());
     if (!options.postgresUrl) await dropSchemas(schemaPrefix);
   };
-  const channels = SERVICE_NAMES.map((name) => createChannel(`127.0.0.1:${ports[name]}`));
+  const channels = [...SERVICE_NAMES.map((name) => ports[name]), ...executorPorts.slice(1)].map((port) =>
+    createChannel(`127.0.0.1:${port}`),
+  );
   const health = channels.map((channel) => createClient(HealthDefinition, channel));
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   try {
@@ -139,5 +165,5 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   } finally {
     for (const channel of channels) channel.close();
   }
-  return { url: urls[0], urls, processes, exits, output: (name) => outputs.get(name) ?? '', restart: spawnProcess, cleanup };
+  return { url: urls[0], urls, schemaPrefix, processes, exits, output: (name) => outputs.get(name) ?? '', restart: spawnProcess, cleanup };
 }

@@ -42,8 +42,10 @@ import { createScheduler } from './schedules/scheduler.js';
 import { scheduleGrpc } from './schedules/schedules.grpc.js';
 
 // Run events reach the event log within ~20 ms of being stored when this process wrote them,
-// within a second otherwise; one round ships up to 500, holding the outbox lease at most 30 s.
-const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 30_000 };
+// within a second otherwise; one round ships up to 500, holding the outbox lease at most 10 s. A
+// relay killed mid-round stalls every run's events that long; a round that outlives the lease only
+// leaves its rows to be shipped again by the next holder (at-least-once, as a kill does).
+const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 10_000 };
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
@@ -56,11 +58,11 @@ export const runExecutorModule = grpcServiceModule({
     // Inputs, event data, score comments and approval arguments are sealed when content protection is on.
     const cipher = contentCipherFrom(config);
     const repositories = {
-      runs: createRunRepository(database.db, database.schema, cipher),
+      runs: createRunRepository(database.db, database.schema, cipher, { outbox }),
       events: createEventRepository(database.db, { outbox, cipher }),
       approvals: createApprovalRepository(database.db, cipher),
       scores: createScoreRepository(database.db, cipher),
-      jobs: createJobRepository(database.db),
+      jobs: createJobRepository(database.db, { outbox, cipher }),
       reconciliation: createReconciliationRepository(database.db, { outbox, cipher }),
       spans: createSpanRepository(database.db, cipher),
     };

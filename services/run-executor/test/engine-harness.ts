@@ -115,6 +115,27 @@ export function createMemoryStores() {
       });
     },
   };
+  // One transaction in the real repository: here the (replaceable) finish and appendEvents, the row's ending undone when the event fails.
+  runRepository.finishWithEvent = async (runId, outcome, terminal) => {
+    const before = runs.get(runId)!;
+    const run = await runRepository.finish!(runId, outcome);
+    if (!run) return undefined;
+    const target = {
+      runId,
+      rootRunId: run.rootRunId,
+      tenantId: before.tenantId,
+      agentName: run.agentName,
+      traceparent: terminal.traceparent,
+    };
+    try {
+      const seq = (await eventRepository.lastSeq!(runId)) + 1;
+      const [event] = await eventRepository.appendEvents!(target, [{ seq, type: terminal.type, data: terminal.data }]);
+      return { run, target, event };
+    } catch (error) {
+      runs.set(runId, before);
+      throw error;
+    }
+  };
   const eventRepository: Partial<EventRepository> = {
     async appendEvents(target, batch) {
       const stored = batch.map((event) => ({ ...event, runId: target.runId, at: new Date().toISOString() }));

@@ -65,7 +65,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
   beforeAll(async () => {
     fixture = await openEngine(engine);
     db = (await fixture.storage.open<RunDatabase>('runs', runMigrations)).db;
-    runs = createRunRepository(db, 'unused');
+    runs = createRunRepository(db, 'unused', undefined, { outbox: true });
     jobs = createJobRepository(db);
     events = createEventRepository(db, { outbox: true });
     reconciliation = createReconciliationRepository(db, { outbox: true });
@@ -140,10 +140,14 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
     it('cancels a queued run only while no worker holds its job, with no error type', async () => {
       await clearJobs();
       const waiting = await enqueue();
-      expect(await jobs.cancelQueued(waiting.id)).toMatchObject({ status: 'Canceled', errorType: null, errorMessage: null });
+      const canceled = await jobs.cancelQueued(waiting.id, { type: 'run.canceled', data: { usage: null } });
+      expect(canceled?.run).toMatchObject({ status: 'Canceled', errorType: null, errorMessage: null });
+      expect(canceled?.event).toMatchObject({ seq: 1, type: 'run.canceled' });
+      expect((await events.events('t1', waiting.id, 0)).map((event) => event.type)).toEqual(['run.canceled']);
       const leased = await enqueue();
       await jobs.leaseJobs('worker-a', 1, 60_000);
-      expect(await jobs.cancelQueued(leased.id)).toBeUndefined();
+      expect(await jobs.cancelQueued(leased.id, { type: 'run.canceled', data: {} })).toBeUndefined();
+      expect(await events.events('t1', leased.id, 0)).toEqual([]);
     });
   });
 
@@ -179,6 +183,40 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       expect(await runs.finish(run.id, { ...outcome, status: 'Failed', errorType: 'worker_lost' })).toBeUndefined();
       expect(await runs.markRunning(run.id)).toBeUndefined();
       expect(await runs.get('t1', run.id)).toMatchObject({ status: 'Completed', errorType: null });
+    });
+
+    const outcome = {
+      status: 'Completed' as const,
+      usage: { inputTokens: 1, outputTokens: 2, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 3 },
+      cost: null,
+      prices: { input: null, output: null, cachedInput: null },
+      errorType: null,
+      errorMessage: null,
+    };
+
+    it('ends a run and stores its terminal event after its last one, with its outbox row, in one transaction', async () => {
+      await db.deleteFrom('run_event_outbox').execute();
+      const run = await runs.insert('t1', newRun());
+      await events.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: {} }]);
+      const ending = await runs.finishWithEvent(run.id, outcome, { type: 'run.completed', data: { usage: 3 }, traceparent: 'tp' });
+      expect(ending).toMatchObject({
+        run: { id: run.id, status: 'Completed' },
+        target: { runId: run.id, rootRunId: run.id, tenantId: 't1', agentName: 'bot', traceparent: 'tp' },
+        event: { seq: 2, type: 'run.completed', data: { usage: 3 } },
+      });
+      const outbox = await db.selectFrom('run_event_outbox').select('payload').orderBy('id').execute();
+      expect(outbox.map((row) => (row.payload as { type: string }).type)).toEqual(['run.started', 'run.completed']);
+      // The first ending stands: no second terminal event.
+      expect(await runs.finishWithEvent(run.id, { ...outcome, status: 'Failed' }, { type: 'run.failed', data: {} })).toBeUndefined();
+      expect((await events.events('t1', run.id, 0)).map((event) => event.type)).toEqual(['run.started', 'run.completed']);
+    });
+
+    it('leaves the run unended when its terminal event cannot be stored', async () => {
+      const run = await runs.insert('t1', newRun());
+      // JSON cannot hold a bigint: the event's insert fails inside the transaction.
+      await expect(runs.finishWithEvent(run.id, outcome, { type: 'run.completed', data: { usage: 3n } })).rejects.toThrow();
+      expect(await runs.get('t1', run.id)).toMatchObject({ status: 'Running', completedAt: null });
+      expect(await events.events('t1', run.id, 0)).toEqual([]);
     });
   });
 

@@ -64,20 +64,7 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
           ),
         ),
       );
-      if (stored) {
-        deps.eventsStored();
-        if (deps.shipDirect) {
-          const records = stored.map((event) => ({
-            key: target.rootRunId,
-            value: JSON.stringify(envelopeOf(target, event)),
-            ...(target.traceparent && { traceparent: target.traceparent }),
-          }));
-          await deps.record('event log', () => deps.shipDirect!(records));
-        }
-        await deps.record('event publication', async () => {
-          for (const event of stored) await deps.pubsub.publish(channels.runEvents(target.runId), event);
-        });
-      }
+      if (stored) await announceStored(deps, target, stored);
       for (const event of batch) event.stored();
     }
     inFlight = false;
@@ -102,9 +89,24 @@ export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget,
 
 export type EventWriter = ReturnType<typeof createEventWriter>;
 
-/** One event for a run that no writer of this process holds (a run ended before it started): it follows the stored ones. */
-export async function appendAfterStored(deps: EventWriterDeps, target: RunEventTarget, type: string, data: Record<string, unknown>) {
-  await createEventWriter(deps, target, await deps.events.lastSeq(target.runId)).emit(type, data);
+/**
+ * Tells of events once they are stored: the outbox relay (to ship them soon), the in-process event
+ * log (fed directly), and the run's live readers over pub/sub. A failure is only logged: readers
+ * find the events in the table.
+ */
+export async function announceStored(deps: EventWriterDeps, target: RunEventTarget, stored: RunEventRow[]) {
+  deps.eventsStored();
+  if (deps.shipDirect) {
+    const records = stored.map((event) => ({
+      key: target.rootRunId,
+      value: JSON.stringify(envelopeOf(target, event)),
+      ...(target.traceparent && { traceparent: target.traceparent }),
+    }));
+    await deps.record('event log', () => deps.shipDirect!(records));
+  }
+  await deps.record('event publication', async () => {
+    for (const event of stored) await deps.pubsub.publish(channels.runEvents(target.runId), event);
+  });
 }
 
 /** A stored event as the event log carries it (the outbox writes the same envelope). */

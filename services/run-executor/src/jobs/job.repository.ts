@@ -1,7 +1,8 @@
+import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import { RUN_STATUSES, TERMINAL_STATUSES, type NewRun, type RunRow } from '../runs/run.model.js';
-import { insertRun, toRun, type Selected } from '../runs/run.repository.js';
+import { insertRun, insertTerminalEvent, toRun, type RunEnding, type Selected, type TerminalEvent } from '../runs/run.repository.js';
 
 export interface LeasedJob {
   id: string;
@@ -42,8 +43,11 @@ export async function insertQueuedRun(trx: Kysely<RunDatabase>, tenantId: string
   return inserted;
 }
 
-/** Queued runs' jobs and their leases (`jobs`). */
-export function createJobRepository(db: Kysely<RunDatabase>) {
+/** Queued runs' jobs and their leases (`jobs`); `outbox` and `cipher` as the event repository's, for a canceled run's terminal event. */
+export function createJobRepository(
+  db: Kysely<RunDatabase>,
+  options: { outbox: boolean; cipher: ContentCipher } = { outbox: false, cipher: PLAIN_CONTENT },
+) {
   return {
     /** A queued run: its row (status Queued) and its job, together. */
     async enqueue(tenantId: string, run: NewRun, job: NewJob): Promise<RunRow> {
@@ -183,7 +187,6 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
       });
     },
 
-    /** Cancels a queued run whose job no worker has leased yet; undefined when one already has. */
     /** Jobs waiting for a worker (a leased one is not waiting), per lane. */
     async queuedByLane(): Promise<Record<string, number>> {
       const rows = await db
@@ -195,7 +198,11 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
       return Object.fromEntries(rows.map((row) => [row.lane, Number(row.queued)]));
     },
 
-    async cancelQueued(runId: string): Promise<RunRow | undefined> {
+    /**
+     * Cancels a queued run whose job no worker has leased yet, with its terminal event (none without
+     * recording) in the same transaction; undefined when a worker has leased it already.
+     */
+    async cancelQueued(runId: string, terminal: TerminalEvent | undefined): Promise<(Partial<RunEnding> & { run: RunRow }) | undefined> {
       return db.transaction().execute(async (trx) => {
         const job = await trx
           .updateTable('jobs')
@@ -217,7 +224,8 @@ export function createJobRepository(db: Kysely<RunDatabase>) {
           .where('id', '=', runId)
           .returningAll()
           .executeTakeFirstOrThrow();
-        return toRun(row as Selected);
+        const run = toRun(row as Selected);
+        return terminal ? { run, ...(await insertTerminalEvent(trx, row, terminal, options)) } : { run };
       });
     },
   };

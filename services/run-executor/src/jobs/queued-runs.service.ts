@@ -3,9 +3,9 @@ import { AGENT_RUN_HANDLER_KEY } from '@hangar/contracts';
 import { HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import { channels, type TypedPubSub } from '../events/channels.js';
-import { appendAfterStored, type EventWriterDeps } from '../events/event-writer.js';
+import { announceStored, type EventWriterDeps } from '../events/event-writer.js';
 import type { Preparation } from '../runs/prepare.js';
-import type { RunExecution } from '../runs/run-execution.js';
+import { terminalEvent, type RunExecution } from '../runs/run-execution.js';
 import { ZERO_USAGE, type NewRun, type RunRow, type StartRunRequest } from '../runs/run.model.js';
 import type { RunRepository } from '../runs/run.repository.js';
 import type { JobRepository } from './job.repository.js';
@@ -34,7 +34,7 @@ export const queuedRun = (caller: Caller, fields: Pick<NewRun, 'agentName' | 'ag
 
 export interface QueuedRunsDeps {
   jobs: Pick<JobRepository, 'enqueue'>;
-  runs: Pick<RunRepository, 'finish'>;
+  runs: Pick<RunRepository, 'finish' | 'finishWithEvent'>;
   writer: EventWriterDeps;
   preparation: Pick<Preparation, 'prepare'>;
   execution: RunExecution;
@@ -49,19 +49,21 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
    * Ends a queued run that never reached a model as Failed (no usage, no cost, no price), with its
    * terminal event; undefined when it had ended already.
    */
-  async function failUnstarted(tenantId: string, runId: string, errorType: string, errorMessage: string): Promise<RunRow | undefined> {
-    const failed = await deps.runs.finish(runId, {
-      status: 'Failed',
+  async function failUnstarted(runId: string, errorType: string, errorMessage: string): Promise<RunRow | undefined> {
+    const outcome = {
+      status: 'Failed' as const,
       usage: ZERO_USAGE,
       cost: null,
       prices: { input: null, output: null, cachedInput: null },
       errorType,
       errorMessage,
-    });
+    };
+    if (!deps.writer.enabled) return deps.runs.finish(runId, outcome);
+    // The row's ending and its terminal event commit together, as a run's end does.
+    const failed = await deps.runs.finishWithEvent(runId, outcome, terminalEvent(outcome));
     if (!failed) return undefined;
-    const target = { runId, rootRunId: failed.rootRunId, tenantId, agentName: failed.agentName };
-    await appendAfterStored(deps.writer, target, 'run.failed', { errorType, message: errorMessage, usage: ZERO_USAGE, cost: null });
-    return failed;
+    await announceStored(deps.writer, failed.target, [failed.event]);
+    return failed.run;
   }
 
   /** The same refusals as a run (quota included), then a Queued run row of `kind` and its job. */
@@ -114,24 +116,14 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
         }
       } catch (error) {
         const refusal = error instanceof HangarError ? error : undefined;
-        last = await failUnstarted(
-          caller.tenantId,
-          job.runId,
-          refusal?.errorType ?? 'internal_error',
-          refusal?.message ?? 'the queued run could not start',
-        );
+        last = await failUnstarted(job.runId, refusal?.errorType ?? 'internal_error', refusal?.message ?? 'the queued run could not start');
       }
       return last;
     },
 
     /** A job whose attempts ran out after its workers died: its run ends as Failed. */
-    abandonQueued: (job: { tenantId: string; runId: string; maxAttempts: number }) =>
-      failUnstarted(
-        job.tenantId,
-        job.runId,
-        'worker_lost',
-        `the workers executing this queued run stopped ${job.maxAttempts} times (MaxAttempts)`,
-      ),
+    abandonQueued: (job: { runId: string; maxAttempts: number }) =>
+      failUnstarted(job.runId, 'worker_lost', `the workers executing this queued run stopped ${job.maxAttempts} times (MaxAttempts)`),
   };
 }
 

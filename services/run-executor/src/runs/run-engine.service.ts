@@ -27,7 +27,7 @@ import type {
 import { contentGuardFrom } from '../content-guard.js';
 import { typedPubSub } from '../events/channels.js';
 import { createEventTails } from '../events/event-tail.js';
-import { appendAfterStored } from '../events/event-writer.js';
+import { announceStored } from '../events/event-writer.js';
 import type { EventRepository } from '../events/event.repository.js';
 import { createFeedback, type FeedbackRequest } from '../feedback/feedback.service.js';
 import type { ScoreRepository } from '../feedback/score.repository.js';
@@ -43,7 +43,7 @@ import { createReconciliation } from '../reconciliation/reconciliation.service.j
 import { createAdmission } from './admission.js';
 import { createModelTurns } from './model-turns.js';
 import { createPreparation } from './prepare.js';
-import { createRunExecution, graphLimit } from './run-execution.js';
+import { createRunExecution, graphLimit, terminalEvent } from './run-execution.js';
 import { createRunMetrics } from './run-metrics.js';
 import { RunInterruption } from './run-interruption.js';
 import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartRunRequest } from './run.model.js';
@@ -277,11 +277,11 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (TERMINAL_STATUSES.has(run.status)) throw conflict(`run ${runId} is not executing (status ${run.status})`);
       if (cancellation.stopLocally(runId)) return run;
       if (run.status === 'Queued') {
-        const canceled = await repositories.jobs.cancelQueued(runId);
+        const terminal = terminalEvent({ status: 'Canceled', usage: ZERO_USAGE, cost: null, errorType: null, errorMessage: null });
+        const canceled = await repositories.jobs.cancelQueued(runId, writer.enabled ? terminal : undefined);
         if (canceled) {
-          const target = { runId, rootRunId: run.rootRunId, tenantId: caller.tenantId, agentName: run.agentName };
-          await appendAfterStored(writer, target, 'run.canceled', { usage: ZERO_USAGE, cost: null });
-          return canceled;
+          if (canceled.event) await announceStored(writer, canceled.target!, [canceled.event]);
+          return canceled.run;
         }
       }
       if (!(await cancellation.askExecutingInstance(run))) {

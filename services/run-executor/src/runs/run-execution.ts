@@ -5,7 +5,7 @@ import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
-import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
+import { announceStored, createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
@@ -70,6 +70,14 @@ export interface RunExecutionDeps {
     | 'StructuredResponse'
     | 'Observability'
   >;
+}
+
+/** The event that ends a run's log, for how it ended. */
+export function terminalEvent(outcome: Pick<RunOutcome, 'status' | 'usage' | 'cost' | 'errorType' | 'errorMessage'>) {
+  const data = { usage: outcome.usage, cost: outcome.cost };
+  if (outcome.status === 'Completed') return { type: 'run.completed', data };
+  if (outcome.status === 'Canceled') return { type: 'run.canceled', data };
+  return { type: 'run.failed', data: { errorType: outcome.errorType, message: outcome.errorMessage, ...data } };
 }
 
 /** A non-positive graph limit removes it (SPEC Limits). */
@@ -232,11 +240,17 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
     async function recordEnd(full: RunOutcome): Promise<RunRow> {
       await rowWritten;
+      // Every event before the terminal one is stored (or given up) first.
       await events?.drained();
       let endedBefore = false;
+      // The row's ending and its terminal event commit together (without recording, the ending alone).
       const recorded = await record('run completion', () =>
         retryWhileUnavailable(async () => {
-          const row = await runs.finish(runId, full);
+          if (!deps.writer.enabled) return runs.finish(runId, full);
+          const ending = await runs.finishWithEvent(runId, full, { ...terminalEvent(full), traceparent: eventTarget.traceparent });
+          if (ending) await announceStored(deps.writer, eventTarget, [ending.event]);
+          return ending?.run;
+        }).then((row) => {
           endedBefore = !row;
           return row;
         }),
@@ -244,20 +258,16 @@ export function createRunExecution(deps: RunExecutionDeps) {
       // Another ending was recorded first (an orphan scan during an outage): it stands, with its terminal event.
       if (endedBefore) return (await record('run', () => runs.get(caller.tenantId, runId))) ?? run;
       observed.finished(full.status, full.usage, full.cost);
-      const finished = recorded ?? {
-        ...run,
-        status: full.status,
-        usage: full.usage,
-        cost: full.cost,
-        errorType: full.errorType,
-        errorMessage: full.errorMessage,
-      };
-      events ??= createEventWriter(deps.writer, eventTarget, (await record('last event', () => deps.writer.events.lastSeq(runId))) ?? 0);
-      const data = { usage: full.usage, cost: full.cost };
-      if (full.status === 'Completed') await events.emit('run.completed', data);
-      else if (full.status === 'Canceled') await events.emit('run.canceled', data);
-      else await events.emit('run.failed', { errorType: full.errorType, message: full.errorMessage, ...data });
-      return finished;
+      return (
+        recorded ?? {
+          ...run,
+          status: full.status,
+          usage: full.usage,
+          cost: full.cost,
+          errorType: full.errorType,
+          errorMessage: full.errorMessage,
+        }
+      );
     }
     const eventTarget = {
       runId,

@@ -1,6 +1,8 @@
 import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { Numeric, RunDatabase } from '../database.js';
+import type { RunEventRow, RunEventTarget } from '../events/event.model.js';
+import { insertEvents, lastSeq } from '../events/event.repository.js';
 import {
   RUN_STATUSES,
   TERMINAL_STATUSES,
@@ -134,8 +136,84 @@ export interface ReadViewTarget {
 
 const ENDED = [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status));
 
-/** The `runs` table (and each run's recorded input). */
-export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string, cipher: ContentCipher = PLAIN_CONTENT) {
+/** Records how a run ended, unless it had ended already (the first ending stands). */
+async function finishRow(db: Kysely<RunDatabase>, runId: string, outcome: RunOutcome) {
+  return db
+    .updateTable('runs')
+    .set({
+      status: RUN_STATUSES.indexOf(outcome.status),
+      completed_at: sql`now()`,
+      input_tokens: outcome.usage.inputTokens,
+      output_tokens: outcome.usage.outputTokens,
+      cached_input_tokens: outcome.usage.cachedInputTokens,
+      reasoning_tokens: outcome.usage.reasoningTokens,
+      total_tokens: outcome.usage.totalTokens,
+      input_cost: outcome.cost?.input ?? null,
+      output_cost: outcome.cost?.output ?? null,
+      cached_input_cost: outcome.cost?.cachedInput ?? null,
+      total_cost: outcome.cost?.total ?? null,
+      cost_currency: outcome.cost?.currency ?? null,
+      input_price_per_mtok: outcome.prices.input,
+      output_price_per_mtok: outcome.prices.output,
+      cached_input_price_per_mtok: outcome.prices.cachedInput,
+      error_type: outcome.errorType,
+      error_message: outcome.errorMessage,
+    })
+    .where('id', '=', runId)
+    .where('status', 'not in', ENDED)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A run's terminal event, as its ending stores it. */
+export interface TerminalEvent {
+  type: string;
+  data: Record<string, unknown>;
+  /** The run span's trace context, carried to the event log. */
+  traceparent?: string;
+}
+
+/** What a run's ending stored: the row, and its terminal event (where it belongs, for announcing it). */
+export interface RunEnding {
+  run: RunRow;
+  target: RunEventTarget;
+  event: RunEventRow;
+}
+
+/**
+ * A run's terminal event after its last stored one, in the transaction that ends its row: a process
+ * that died between two statements would leave an ended run whose event log never ends (its readers
+ * wait on, and nothing writes the event later: reconciliation and job leases look only at runs that
+ * have not ended).
+ */
+export async function insertTerminalEvent(
+  trx: Kysely<RunDatabase>,
+  ended: Pick<Selected, 'id' | 'root_run_id' | 'tenant_id' | 'agent_name'>,
+  terminal: TerminalEvent,
+  options: { outbox: boolean; cipher: ContentCipher },
+): Promise<Omit<RunEnding, 'run'>> {
+  const target: RunEventTarget = {
+    runId: ended.id,
+    rootRunId: ended.root_run_id,
+    tenantId: ended.tenant_id,
+    agentName: ended.agent_name,
+    ...(terminal.traceparent && { traceparent: terminal.traceparent }),
+  };
+  const seq = (await lastSeq(trx, ended.id)) + 1;
+  const [event] = await insertEvents(trx, target, [{ seq, type: terminal.type, data: terminal.data }], options.outbox, options.cipher);
+  return { target, event };
+}
+
+/**
+ * The `runs` table (and each run's recorded input). `outbox`: events this repository stores (a
+ * run's terminal one) are queued for the durable event log too, as the event repository's are.
+ */
+export function createRunRepository(
+  db: Kysely<RunDatabase>,
+  runsSchema: string,
+  cipher: ContentCipher = PLAIN_CONTENT,
+  options: { outbox: boolean } = { outbox: false },
+) {
   const sealed = (tenantId: string, input: unknown) => cipher.sealJson(tenantId, 'RunInputs', input);
   return {
     /**
@@ -254,32 +332,17 @@ export function createRunRepository(db: Kysely<RunDatabase>, runsSchema: string,
 
     /** Records how a run ended; undefined when it had ended already (the first ending stands). */
     async finish(runId: string, outcome: RunOutcome): Promise<RunRow | undefined> {
-      const row = await db
-        .updateTable('runs')
-        .set({
-          status: RUN_STATUSES.indexOf(outcome.status),
-          completed_at: sql`now()`,
-          input_tokens: outcome.usage.inputTokens,
-          output_tokens: outcome.usage.outputTokens,
-          cached_input_tokens: outcome.usage.cachedInputTokens,
-          reasoning_tokens: outcome.usage.reasoningTokens,
-          total_tokens: outcome.usage.totalTokens,
-          input_cost: outcome.cost?.input ?? null,
-          output_cost: outcome.cost?.output ?? null,
-          cached_input_cost: outcome.cost?.cachedInput ?? null,
-          total_cost: outcome.cost?.total ?? null,
-          cost_currency: outcome.cost?.currency ?? null,
-          input_price_per_mtok: outcome.prices.input,
-          output_price_per_mtok: outcome.prices.output,
-          cached_input_price_per_mtok: outcome.prices.cachedInput,
-          error_type: outcome.errorType,
-          error_message: outcome.errorMessage,
-        })
-        .where('id', '=', runId)
-        .where('status', 'not in', ENDED)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await finishRow(db, runId, outcome);
       return row && toRun(row as Selected);
+    },
+
+    /** Records how a run ended and its terminal event, in one transaction; undefined when it had ended already. */
+    async finishWithEvent(runId: string, outcome: RunOutcome, terminal: TerminalEvent): Promise<RunEnding | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const row = await finishRow(trx, runId, outcome);
+        if (!row) return undefined;
+        return { run: toRun(row as Selected), ...(await insertTerminalEvent(trx, row, terminal, { outbox: options.outbox, cipher })) };
+      });
     },
 
     async get(tenantId: string, runId: string): Promise<RunRow | undefined> {
