@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   dropSchemas,
+  eventually,
   freePort,
   httpRequest,
   TEST_KAFKA_BROKERS,
@@ -90,8 +91,16 @@ it('serves through both gateways on the real engines: a run started on A is read
     headers: { 'idempotency-key': 'split-1' },
   });
   expect(run.status, run.text).toBe(200);
-  const readOnB = await httpRequest(B, 'GET', `/api/runs/${run.body.runId}`);
-    expect(readOnB.body, readOnB.text).toMatchObject({ agentName: 'split', status: 'Completed' });
+  // A gateway is ready on its own: its executor (the second, started last) may take a moment more to serve.
+  const readOnB = await eventually(
+    async () => {
+      const read = await httpRequest(B, 'GET', `/api/runs/${run.body.runId}`);
+      return read.status === 503 ? undefined : read;
+    },
+    'gateway B’s run executor serving',
+    30_000,
+  );
+  expect(readOnB.body, readOnB.text).toMatchObject({ agentName: 'split', status: 'Completed' });
 });
 
 it('stops every process it started on SIGINT and exits 0', async () => {
