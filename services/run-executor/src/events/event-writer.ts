@@ -34,9 +34,9 @@ const NEVER = new AbortController().signal;
  * answer emits an event per text delta). A batchable event that finds the writer idle waits up to
  * the batch window for company; any other event, or draining, cuts the wait short. Each event is
  * published only once stored; a failed publication is only a missed wake-up (readers find the
- * event in the table). The run waits for the writer to drain before it ends.
+ * event in the table). The run waits for the writer to drain before it ends. With `ready` (a new
+ * run's row, written meanwhile) nothing is written before it settles.
  */
-/** `ready`: what the events must wait for (their run's row, written meanwhile). */
 export function createEventWriter(deps: EventWriterDeps, target: RunEventTarget, afterSeq = 0, ready?: Promise<unknown>) {
   let seq = afterSeq;
   let waiting: Array<NewRunEvent & { stored: () => void }> = [];
