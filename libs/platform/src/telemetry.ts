@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { context, propagation, ROOT_CONTEXT, trace, type Context, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -15,9 +14,10 @@ import {
   type Span as SdkSpan,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { HANGAR_VERSION } from './version.js';
 
-let sdk: NodeSDK | undefined;
+let provider: NodeTracerProvider | undefined;
 
 /** The attribute that makes a span the root of a run's own spans (the run executor's run span). */
 export const RUN_ID_ATTRIBUTE = 'hangar.run.id';
@@ -65,8 +65,11 @@ export function addSpanSink(sink: SpanSink): () => void {
 }
 
 /**
- * Starts OpenTelemetry's Node SDK in this process (once): AsyncLocalStorage context, W3C
- * `traceparent` propagation, resource attributes per service (and `OTEL_RESOURCE_ATTRIBUTES`).
+ * Starts OpenTelemetry's Node tracer provider in this process (once), as the Node SDK would start
+ * it: AsyncLocalStorage context, W3C `traceparent` propagation, resource attributes per service
+ * (and `OTEL_RESOURCE_ATTRIBUTES`, the process and the host). Not the `NodeSDK` wrapper itself: its
+ * module loads every exporter and propagator it can be configured with, 0.7 s of a service's 2 s
+ * start, for nothing Hangar uses (docs/decisions.md).
  * Spans are recorded and exported over OTLP/HTTP only when an endpoint is configured; without one,
  * trace ids still flow through HTTP → gRPC → the event log and into logs and problem bodies. With
  * `recordRunSpans`, run spans and the spans under them are recorded whatever else is, for the run
@@ -74,36 +77,30 @@ export function addSpanSink(sink: SpanSink): () => void {
  * provider (`createProcessMetrics`); client libraries are instrumented by `instrumentation.ts`.
  */
 export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null; recordRunSpans?: boolean }): void {
-  if (sdk) return;
+  if (provider) return;
   sinksInstalled = options.recordRunSpans === true;
   // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
   // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
   const others = new ParentBasedSampler({ root: options.otlpEndpoint ? new AlwaysOnSampler() : new AlwaysOffSampler() });
-  sdk = new NodeSDK({
+  provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
       'service.name': options.serviceName,
       'service.namespace': 'hangar',
       'service.version': HANGAR_VERSION,
       'service.instance.id': randomUUID(),
-    }),
-    // The sink processor is always there: the SDK registers no tracer provider without a processor,
-    // and trace ids must flow even when nothing is recorded.
+    }).merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] })),
+    // Always there: the sinks (the run executor's run traces) come and go after the start.
     spanProcessors: [
       ...(options.otlpEndpoint ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpEndpoint }))] : []),
       sinkProcessor,
     ],
     sampler: options.recordRunSpans ? new RunSpanSampler(others) : others,
-    textMapPropagator: new W3CTraceContextPropagator(),
-    // Empty, not absent: absent, the SDK would start OTLP metric and log exporters from OTEL_* defaults.
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [],
   });
-  sdk.start();
+  provider.register({ propagator: new W3CTraceContextPropagator() });
 }
 
 export async function shutdownTelemetry(): Promise<void> {
-  await sdk?.shutdown();
+  await provider?.shutdown();
 }
 
 export const tracer = () => trace.getTracer('hangar');
