@@ -1,24 +1,52 @@
-import { dropSchemas, spawnAllInOne, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
+import { execFileSync } from 'node:child_process';
+import { dropSchemas, spawnAllInOne, startDistributed, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
 import { benchEngines } from './engines.js';
 
 /**
- * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream, all-in-one in
- * its own process) against the same completion fetched from the mock directly. The engines are
- * PGlite and in-process messaging, or with BENCH_ENGINES=real PostgreSQL, Redis and Kafka (the
- * local broker is started by deploy/local/kafka.sh when none answers).
+ * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream) against the same
+ * completion fetched from the mock directly. Hangar is all-in-one in its own process, on PGlite and
+ * in-process messaging, or with BENCH_ENGINES=real PostgreSQL, Redis and Kafka (the local broker is
+ * started by deploy/local/kafka.sh when none answers). With BENCH_SHAPE=split it is the split shape
+ * on those real engines, from the built JavaScript (`npm run build`): every service its own process,
+ * BENCH_EXECUTORS run executors (1 by default), each behind a gateway of its own, and the clients
+ * spread over the gateways.
  */
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const DURATION_MS = Number(process.env.BENCH_DURATION ?? 10) * 1000;
+const SPLIT = process.env.BENCH_SHAPE === 'split';
+const EXECUTORS = Number(process.env.BENCH_EXECUTORS ?? 1);
 const REPLY = 'Hangar streams this answer back one word at a time so that first and last token are apart.';
 
 const mock = await startMockOpenAI();
 mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 } }));
-const engines = benchEngines();
-const hangar = await spawnAllInOne({
-  env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url, ...engines.env },
-});
-console.log(`engines: ${engines.name}`);
+const provider = { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url };
+const { urls, stop, schemaPrefix } = SPLIT ? await startSplit() : await startAllInOne();
+/** Gateway of the n-th request or client. */
+const gateway = (n: number) => urls[n % urls.length];
+
+async function startAllInOne() {
+  const engines = benchEngines();
+  const hangar = await spawnAllInOne({ env: { ...provider, ...engines.env } });
+  console.log(`shape: all-in-one; engines: ${engines.name}`);
+  return { urls: [hangar.url], stop: () => hangar.stop(), schemaPrefix: engines.real ? engines.schemaPrefix : undefined };
+}
+
+async function startSplit() {
+  if (process.env.BENCH_ENGINES && process.env.BENCH_ENGINES !== 'real') throw new Error('the split shape runs on the real engines only');
+  process.env.BENCH_ENGINES = 'real';
+  const engines = benchEngines();
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  const hangar = await startDistributed({
+    builtDir: 'dist',
+    gateways: EXECUTORS,
+    runExecutors: EXECUTORS,
+    schemaPrefix: engines.schemaPrefix,
+    env: { ...provider, ...engines.env },
+  });
+  console.log(`shape: split, ${EXECUTORS} run executor(s) each behind its own gateway; engines: ${engines.name}`);
+  return { urls: hangar.urls, stop: () => hangar.cleanup(), schemaPrefix: engines.schemaPrefix };
+}
 const auth = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
 /** Reads a streamed response, noting when the first token and the end arrived. */
@@ -44,9 +72,9 @@ async function direct() {
   return { first: first + offset, last: last + offset };
 }
 
-async function throughHangar() {
+async function throughHangar(url: string) {
   const started = performance.now();
-  const response = await fetch(`${hangar.url}/api/agents/bench/run`, {
+  const response = await fetch(`${url}/api/agents/bench/run`, {
     method: 'POST',
     headers: auth,
     body: JSON.stringify({ message: 'hi' }),
@@ -71,19 +99,19 @@ const summary = (label: string, samples: Array<{ first: number; last: number }>)
 };
 
 try {
-  const created = await fetch(`${hangar.url}/api/agents`, {
+  const created = await fetch(`${urls[0]}/api/agents`, {
     method: 'POST',
     headers: auth,
     body: JSON.stringify({ name: 'bench', model: { provider: 'mock', model: 'bench' } }),
   });
   if (created.status !== 201) throw new Error(`agent: ${created.status} ${await created.text()}`);
-  for (let warm = 0; warm < 20; warm += 1) await throughHangar();
+  for (let warm = 0; warm < 20; warm += 1) await throughHangar(gateway(warm));
 
   const directSamples: Array<{ first: number; last: number }> = [];
   const hangarSamples: Array<{ first: number; last: number }> = [];
   for (let sample = 0; sample < SAMPLES; sample += 1) {
     directSamples.push(await direct());
-    hangarSamples.push(await throughHangar());
+    hangarSamples.push(await throughHangar(gateway(sample)));
   }
   const upstream = summary(`mock upstream directly (${SAMPLES} sequential)`, directSamples);
   const through = summary(`through Hangar, SSE (${SAMPLES} sequential)`, hangarSamples);
@@ -101,7 +129,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, client) => {
       for (let round = 0; performance.now() < deadline; round += 1) {
-        const response = await fetch(`${hangar.url}/api/agents/bench/run`, {
+        const response = await fetch(`${gateway(client)}/api/agents/bench/run`, {
           method: 'POST',
           headers: { ...auth, 'idempotency-key': `c${client}-r${round}` },
           body: JSON.stringify({ message: 'hi' }),
@@ -117,7 +145,7 @@ try {
     `${CONCURRENCY} concurrent clients, JSON mode: ${completed} runs completed in ${seconds.toFixed(1)} s = ${(completed / seconds).toFixed(1)} runs/s (${failed} not completed)`,
   );
 } finally {
-  await hangar.stop();
+  await stop();
   await mock.close();
-  if (engines.real) await dropSchemas(engines.schemaPrefix);
+  if (schemaPrefix) await dropSchemas(schemaPrefix);
 }
