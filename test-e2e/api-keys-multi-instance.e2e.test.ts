@@ -20,7 +20,7 @@ beforeAll(async () => {
   second = await startHangar({
     engine: 'postgres',
     modules: allInOneModules(),
-    overrides: { ...shared, Stores: { Postgres: { SchemaName: first.process.config.Stores.Postgres.SchemaName } } },
+    overrides: { ...shared, Stores: { Postgres: { SchemaName: first.config.Stores.Postgres.SchemaName } } },
   });
 });
 

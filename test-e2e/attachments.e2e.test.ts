@@ -93,7 +93,7 @@ beforeAll(async () => {
     modules: allInOneModules(),
     overrides: { Attachments: { MaxBytes: MAX_BYTES }, Tenancy: { Enabled: true, AllowHeaderResolution: true } },
   });
-  const { db } = await hangar.process.engines.storage.open<AttachmentDatabase>('attachments', attachmentMigrations);
+  const { db } = await hangar.openStore<AttachmentDatabase>('attachments', attachmentMigrations);
   storedChunks = async () =>
     Number(
       (

@@ -1,6 +1,6 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import * as contracts from '@hangar/contracts';
-import { SERVICE_NAMES } from '@hangar/platform';
+import { SERVICE_NAMES, type ServiceName } from '@hangar/platform';
 import { reflectedClient, reflectServer, startHangar, type HangarUnderTest } from '@hangar/testing';
 import { Metadata } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /** gRPC for people: every service answers server reflection, as grpcurl and Postman ask it. */
 
 let hangar: HangarUnderTest;
-const addressOf = (service: string) => hangar.process.modules.running.get(service as never)!.address!;
+const addressOf = (service: string) => hangar.addressOf(service as ServiceName);
 
 /** Each Hangar service definition (ts-proto), by its fully qualified name, with its method names. */
 type ServiceDefinition = { fullName: string; methods: Record<string, { name: string }> };

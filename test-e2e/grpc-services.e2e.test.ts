@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let hangar: HangarUnderTest;
 const channels: Channel[] = [];
 const channelTo = (service: ServiceName) => {
-  const address = hangar.process.modules.running.get(service)!.address!;
+  const address = hangar.addressOf(service);
   const channel = createChannel(address);
   channels.push(channel);
   return channel;

@@ -249,6 +249,12 @@ describe('the openai package', () => {
   it('refuses a run over its quota with a RateLimitError', async () => {
     await hangar.request('PUT', '/api/quotas/limited-once', { body: { metric: 'Runs', period: 'Day', limit: 1, agentName: 'limited' } });
     await openai.chat.completions.create({ model: 'limited', messages: [{ role: 'user', content: 'first' }] });
+    // Usage is counted from the run's events, on the split shape once governance has read them from Kafka.
+    const usedOnce = async () =>
+      ((await hangar.request('GET', '/api/quotas')).body as Array<{ name: string; used: number }>).find(
+        (rule) => rule.name === 'limited-once',
+      )?.used === 1;
+    await eventually(async () => ((await usedOnce()) ? true : undefined), 'the first run counted');
     const refused = openai.chat.completions.create({ model: 'limited', messages: [{ role: 'user', content: 'second' }] });
     await expect(refused).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     await expect(refused).rejects.toMatchObject({ code: 'quota_exceeded' });

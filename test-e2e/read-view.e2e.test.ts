@@ -37,10 +37,9 @@ describe.each(SQL_ENGINES)('runs_v1 on %s', (engine) => {
   const storeKey = engine === 'postgres' ? 'Postgres' : 'Embedded';
   const viewOf = (hangar: HangarUnderTest) =>
     engine === 'postgres'
-      ? { schema: hangar.process.config.Stores.Postgres.SchemaName, name: 'runs_v1' }
+      ? { schema: hangar.config.Stores.Postgres.SchemaName, name: 'runs_v1' }
       : { schema: 'public', name: 'hangar_runs_v1' };
-  const dbOf = async (hangar: HangarUnderTest) =>
-    (await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations)).db as Kysely<any>;
+  const dbOf = async (hangar: HangarUnderTest) => (await hangar.openStore<RunDatabase>('runs', runMigrations)).db as Kysely<any>;
 
   describe('enabled', () => {
     let hangar: HangarUnderTest;

@@ -37,7 +37,7 @@ async function spawnOnSharedStore(env: Record<string, string> = {}) {
   const process = await spawnAllInOne({
     env: {
       HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
-      HANGAR__Stores__Postgres__SchemaName: observer.process.config.Stores.Postgres.SchemaName,
+      HANGAR__Stores__Postgres__SchemaName: observer.config.Stores.Postgres.SchemaName,
       HANGAR__Providers__mock__Kind: 'OpenAICompatible',
       HANGAR__Providers__mock__Endpoint: mock.url,
       ...env,

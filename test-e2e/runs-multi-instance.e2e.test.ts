@@ -61,7 +61,7 @@ beforeAll(async () => {
     Scheduling: { RunWorker: false },
   };
   first = await startHangar({ engine: 'postgres', modules: allInOneModules(), overrides: shared });
-  const schemaName = first.process.config.Stores.Postgres.SchemaName;
+  const schemaName = first.config.Stores.Postgres.SchemaName;
   second = await startHangar({
     engine: 'postgres',
     modules: allInOneModules(),

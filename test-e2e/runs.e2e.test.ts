@@ -129,7 +129,7 @@ beforeAll(async () => {
     const model = name === 'sleeper' ? { provider: 'backup', model: 'hanging' } : { provider: 'backup', model: 'delegator' };
     expect((await agent(name, model, { agents })).status).toBe(201);
   }
-  expect((await agent('boss', { provider: 'mock', model: 'delegator' }, { agents: ['sleeper'] })).status).toBe(201);
+  expect((await agent('boss', { provider: 'backup', model: 'delegator' }, { agents: ['sleeper'] })).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -654,7 +654,7 @@ describe('queued runs', () => {
 
   /** A run queued by a worker that died holding the lease (written as that worker would have left it). */
   async function orphanedJob(attempts: number) {
-    const { db, schema } = await hangar.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+    const { db, schema } = await hangar.openStore<RunDatabase>('runs', runMigrations);
     const runId = randomUUID();
     const repository = createRunRepository(db, schema);
     await repository.insert(
@@ -1253,7 +1253,7 @@ describe('run reconciliation', () => {
   });
 
   it('closes a run whose process stopped beating as Failed/orphaned, and leaves a live run alone', async () => {
-    const { db, schema } = await reconciling.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+    const { db, schema } = await reconciling.openStore<RunDatabase>('runs', runMigrations);
     const orphanId = randomUUID();
     await createRunRepository(db, schema).insert('default', {
       id: orphanId,

@@ -71,7 +71,7 @@ describe('schedules on two instances', () => {
       const runs = await scheduledRuns(second, 'every-minute');
       const fireTimes = runs.map((run) => run.labels.scheduleFireAt).sort();
       expect(fireTimes).toEqual(expected);
-      const { db } = await first.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+      const { db } = await first.openStore<RunDatabase>('runs', runMigrations);
       const firings = await db.selectFrom('schedule_firings').select(['fire_at', 'run_id']).orderBy('fire_at').execute();
       expect(firings.map((firing) => firing.fire_at.toISOString())).toEqual(expected);
       expect(new Set(firings.map((firing) => firing.run_id))).toEqual(new Set(runs.map((run) => run.id)));
@@ -95,7 +95,7 @@ describe('schedules on two instances', () => {
         Scheduling: { PollInterval: '200ms' },
         SingletonExecution: { Enabled: true, LeaseDuration: '3s', OwnerId: index === 0 ? 'first' : 'second' },
       }));
-      const { db } = await second.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+      const { db } = await second.openStore<RunDatabase>('runs', runMigrations);
       const holder = () => db.selectFrom('scheduler_lease').select('owner').executeTakeFirstOrThrow();
       expect((await holder()).owner).toBe('first');
       const overdue = (name: string) =>

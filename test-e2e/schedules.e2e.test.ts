@@ -26,7 +26,7 @@ const minute = (at: number) => new Date(Math.floor(at / 60_000) * 60_000).toISOS
 
 /** Plans the schedule's next fire time three minutes back, as if every instance had been down since. */
 async function overdue(on: HangarUnderTest, name: string) {
-  const { db } = await on.process.engines.storage.open<RunDatabase>('runs', runMigrations);
+  const { db } = await on.openStore<RunDatabase>('runs', runMigrations);
   await db
     .updateTable('schedules')
     .set({ next_fire_at: new Date(minute(Date.now() - 180_000)) })

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EXIT_WITH_PARENT } from './distributed.js';
 import { TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 
@@ -58,7 +59,7 @@ async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   const entry = options.entry ?? 'services/all-in-one/src/main.ts';
   const typescriptLoader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   // One process (node itself, not the tsx CLI's wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...typescriptLoader, entry], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', EXIT_WITH_PARENT, ...typescriptLoader, entry], {
     cwd: ROOT,
     // HANGAR_TEST_CHILD_OUTPUT=1 shows the process's own logs when a test needs debugging.
     stdio: process.env.HANGAR_TEST_CHILD_OUTPUT ? 'inherit' : ['ignore', 'pipe', 'pipe'],

@@ -1,13 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createChannel, SERVICE_NAMES, type ServiceName } from '@hangar/platform';
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
+import { mergeTrees, type ConfigTree } from './config-tree.js';
 import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Preloaded into every process a test spawns, so none outlives its test worker. */
+export const EXIT_WITH_PARENT = fileURLToPath(new URL('./exit-with-parent.mjs', import.meta.url));
 const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   AgentRegistry: 'agent-registry',
   RunExecutor: 'run-executor',
@@ -31,6 +37,8 @@ export interface DistributedHangar {
   processes: Map<ProcessName, ChildProcess>;
   /** Resolves with each process's exit code. */
   exits: Map<ProcessName, Promise<number | null>>;
+  /** Where a service answers gRPC (the first run executor, for RunExecutor). */
+  addressOf(service: ServiceName): string;
   /** What a process wrote so far, stdout and stderr (JSON log lines at the configured level). */
   output(name: ProcessName): string;
   /** Starts a process again (after it was killed) with the same settings and ports; it is not awaited until ready. */
@@ -40,7 +48,9 @@ export interface DistributedHangar {
 }
 
 export interface DistributedOptions {
-  /** HANGAR__ settings over the defaults, e.g. `HANGAR__Redis__ConnectionString`. */
+  /** Settings over the defaults, in the file every process reads (`HANGAR_CONFIG`). */
+  config?: ConfigTree;
+  /** HANGAR__ settings over the file, e.g. `HANGAR__Redis__ConnectionString`. */
   env?: Record<string, string>;
   readyTimeoutMs?: number;
   /** A PostgreSQL of the test's own (its schemas go with it); the machine's shared one by default. */
@@ -55,15 +65,20 @@ export interface DistributedOptions {
   runExecutors?: number;
   /** As Kubernetes runs it: `services/migrate` migrates first, and the services do not (`AutoApplyMigrations` false). */
   migrationJob?: boolean;
+  /** Schemas of the caller's (it drops them); fresh ones by default. */
+  schemaPrefix?: string;
+  /** The output of `npm run build` to run (`node <dir>/<service>/main.js`, quick to start) instead of the sources under tsx. */
+  builtDir?: string;
 }
 
 /**
- * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`)
- * on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once every service answers
+ * The distributed shape on this machine: every service its own process (`tsx services/<name>/src/main.ts`,
+ * or the built `<name>/main.js`) on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once every service answers
  * its gRPC health check SERVING and every gateway's `/readyz` is 200 (which does not ask the services).
  */
 export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
-  const schemaPrefix = uniqueSchemaPrefix();
+  const schemaPrefix = options.schemaPrefix ?? uniqueSchemaPrefix();
+  const dropsSchemas = !options.postgresUrl && !options.schemaPrefix;
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
   const gatewayPorts = await Promise.all(Array.from({ length: options.gateways ?? 1 }, () => freePort()));
   const gatewayNames = gatewayPorts.map((_, index): ProcessName => (index === 0 ? 'Gateway' : `Gateway#${index + 1}`));
@@ -77,29 +92,38 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     HANGAR__Services__RunExecutor__Port: String(executorPorts[index]),
     HANGAR__Services__RunExecutor__Address: `127.0.0.1:${executorPorts[index]}`,
   });
+  const configDir = mkdtempSync(join(tmpdir(), 'hangar-distributed-'));
+  const configFile = join(configDir, 'hangar.json');
+  const defaults: ConfigTree = {
+    Stores: { Postgres: { ConnectionString: options.postgresUrl ?? TEST_POSTGRES_URL, SchemaName: schemaPrefix } },
+    Hangar: { Api: { AuthToken: TEST_TOKEN } },
+    Providers: { demo: { Kind: 'Demo' } },
+    CodeAgents: { Modules: [FIXTURE_CODE_AGENTS] },
+    Logging: { Level: 'warn' },
+  };
+  writeFileSync(configFile, JSON.stringify(mergeTrees(defaults, options.config ?? {})));
   const env: Record<string, string> = {
-    HANGAR__Stores__Postgres__ConnectionString: options.postgresUrl ?? TEST_POSTGRES_URL,
-    HANGAR__Stores__Postgres__SchemaName: schemaPrefix,
-    HANGAR__Hangar__Api__AuthToken: TEST_TOKEN,
-    HANGAR__Providers__demo__Kind: 'Demo',
-    HANGAR__CodeAgents__Modules: FIXTURE_CODE_AGENTS,
-    HANGAR__Logging__Level: 'warn',
+    HANGAR_CONFIG: configFile,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${EXIT_WITH_PARENT}`.trim(),
     ...options.env,
   };
+  const entry = (directory: string) =>
+    options.builtDir ? [join(options.builtDir, directory, 'main.js')] : ['--import', 'tsx', `services/${directory}/src/main.ts`];
   for (const name of SERVICE_NAMES) {
     env[`HANGAR__Services__${name}__Port`] = String(ports[name]);
     env[`HANGAR__Services__${name}__Address`] = `127.0.0.1:${ports[name]}`;
   }
   if (options.migrationJob) {
     env.HANGAR__Stores__Postgres__AutoApplyMigrations = 'false';
-    const job = spawn(process.execPath, ['--import', 'tsx', 'services/migrate/src/main.ts'], {
+    const job = spawn(process.execPath, entry('migrate'), {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: 'inherit',
     });
     const code = await new Promise((resolve) => job.once('exit', resolve));
     if (code !== 0) {
-      if (!options.postgresUrl) await dropSchemas(schemaPrefix);
+      rmSync(configDir, { recursive: true, force: true });
+      if (dropsSchemas) await dropSchemas(schemaPrefix);
       throw new Error(`the migration entry exited with ${code}`);
     }
   }
@@ -110,7 +134,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const gateway = gatewayNames.indexOf(name);
     const executor = executorNames.indexOf(name);
     const directory = gateway >= 0 ? DIRECTORIES.Gateway : executor >= 0 ? DIRECTORIES.RunExecutor : DIRECTORIES[name as ServiceName];
-    const child = spawn(process.execPath, ['--import', 'tsx', `services/${directory}/src/main.ts`], {
+    const child = spawn(process.execPath, entry(directory), {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -140,30 +164,45 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const cleanup = async () => {
     for (const child of processes.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(exits.values());
-    if (!options.postgresUrl) await dropSchemas(schemaPrefix);
+    rmSync(configDir, { recursive: true, force: true });
+    if (dropsSchemas) await dropSchemas(schemaPrefix);
   };
-  const channels = [...SERVICE_NAMES.map((name) => ports[name]), ...executorPorts.slice(1)].map((port) =>
-    createChannel(`127.0.0.1:${port}`),
-  );
-  const health = channels.map((channel) => createClient(HealthDefinition, channel));
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
-  try {
-    while (true) {
-      try {
-        const serving = await Promise.all(health.map((client) => client.check({ service: '' }, { signal: AbortSignal.timeout(2000) })));
-        const ready = await Promise.all(urls.map((url) => httpRequest(url, 'GET', '/readyz', { token: null })));
-        if (serving.every((answer) => answer.status === 1) && ready.every((answer) => answer.status === 200)) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) {
-        await cleanup();
-        throw new Error('the distributed Hangar did not become ready');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
+  /** Asked on a channel of its own each time: a channel refused before its server listened reconnects only after a backoff of seconds. */
+  const serving = async (port: number) => {
+    const channel = createChannel(`127.0.0.1:${port}`);
+    try {
+      const answer = await createClient(HealthDefinition, channel).check({ service: '' }, { signal: AbortSignal.timeout(2000) });
+      return answer.status === 1;
+    } catch {
+      return false; // not listening yet
+    } finally {
+      channel.close();
     }
-  } finally {
-    for (const channel of channels) channel.close();
+  };
+  const waiting = new Set([...SERVICE_NAMES.map((name) => ports[name]), ...executorPorts.slice(1)]);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  while (true) {
+    for (const port of waiting) if (await serving(port)) waiting.delete(port);
+    if (waiting.size === 0) {
+      const ready = await Promise.all(urls.map((url) => httpRequest(url, 'GET', '/readyz', { token: null }).catch(() => undefined)));
+      if (ready.every((answer) => answer?.status === 200)) break;
+    }
+    const exited = [...processes].find(([, child]) => child.exitCode !== null || child.signalCode !== null);
+    if (exited || Date.now() > deadline) {
+      await cleanup();
+      throw new Error(exited ? `${exited[0]} exited while the distributed Hangar started` : 'the distributed Hangar did not become ready');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { url: urls[0], urls, schemaPrefix, processes, exits, output: (name) => outputs.get(name) ?? '', restart: spawnProcess, cleanup };
+  return {
+    url: urls[0],
+    urls,
+    schemaPrefix,
+    processes,
+    exits,
+    addressOf: (service) => `127.0.0.1:${ports[service]}`,
+    output: (name) => outputs.get(name) ?? '',
+    restart: spawnProcess,
+    cleanup,
+  };
 }

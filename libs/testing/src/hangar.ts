@@ -1,13 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, startProcess, type HangarModule, type RunningProcess } from '@hangar/platform';
+import { loadConfig, startProcess, type HangarConfig, type HangarModule, type ServiceName } from '@hangar/platform';
+import { createStorageProvider, type Migration, type ServiceDatabase, type StorageProvider } from '@hangar/storage';
+import { mergeTrees, type ConfigTree } from './config-tree.js';
+import { startDistributed } from './distributed.js';
+import { TEST_KAFKA_BROKERS, TEST_REDIS_URL, type EngineName } from './engines.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
-import type { EngineName } from './engines.js';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
-export const FIXTURE_CODE_AGENTS = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
-export const FIXTURE_RUN_AUTHORIZATION = fileURLToPath(new URL('./fixtures/run-authorization.ts', import.meta.url));
-export const FIXTURE_AUTHORIZATION_POLICY = fileURLToPath(new URL('./fixtures/authorization-policy.ts', import.meta.url));
-export const FIXTURE_ROLE_POLICIES = fileURLToPath(new URL('./fixtures/role-policies.ts', import.meta.url));
+
+/**
+ * The shape {@link startHangar} starts: `all-in-one` (every module in the test process) or, with
+ * HANGAR_TEST_TOPOLOGY=split, `split` (every service its own process on PostgreSQL, Redis and Kafka,
+ * run from the JavaScript that `tools/test-build.ts` builds into {@link TEST_BUILD_DIR}).
+ */
+export const TEST_TOPOLOGY: 'all-in-one' | 'split' = process.env.HANGAR_TEST_TOPOLOGY === 'split' ? 'split' : 'all-in-one';
+export const TEST_BUILD_DIR = fileURLToPath(new URL('../../../.hangar/test-build', import.meta.url));
+
+/** The modules of `fixtures/`, which test configurations name. */
+export const FIXTURE_NAMES = ['code-agents', 'run-authorization', 'authorization-policy', 'role-policies'] as const;
+/** A fixture module: its TypeScript source in one process; in the split shape, compiled beside the built services. */
+const fixture = (name: (typeof FIXTURE_NAMES)[number]) =>
+  TEST_TOPOLOGY === 'split'
+    ? join(TEST_BUILD_DIR, 'fixtures', `${name}.js`)
+    : fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url));
+export const FIXTURE_CODE_AGENTS = fixture('code-agents');
+export const FIXTURE_RUN_AUTHORIZATION = fixture('run-authorization');
+export const FIXTURE_AUTHORIZATION_POLICY = fixture('authorization-policy');
+export const FIXTURE_ROLE_POLICIES = fixture('role-policies');
 
 /** Providers every e2e test can bind agents to. */
 export const TEST_PROVIDERS = {
@@ -34,9 +55,14 @@ export interface RequestOptions {
 
 export interface HangarUnderTest {
   url: string;
-  process: RunningProcess;
+  /** The configuration its processes loaded (less the split shape's ports). */
+  config: HangarConfig;
   /** On PostgreSQL: the prefix of its service schemas (`<prefix>_runs`, `<prefix>_governance`, …), for tests that look at rows. */
   schemaPrefix?: string;
+  /** A service's own database, for tests that look at rows (closed by `stop`). */
+  openStore<DB>(service: string, migrations: Record<string, Migration>): Promise<ServiceDatabase<DB>>;
+  /** Where a service answers gRPC. */
+  addressOf(service: ServiceName): string;
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   stop(): Promise<void>;
 }
@@ -62,38 +88,48 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
 }
 
 /**
- * Starts Hangar in this test process on free ports: every module (or the ones given) on an
- * in-memory PGlite, or on fresh schemas of the real PostgreSQL.
+ * Starts Hangar on free ports in the {@link TEST_TOPOLOGY} shape: every module (or the ones given) in
+ * this test process on an in-memory PGlite or on fresh schemas of the real PostgreSQL; or, split,
+ * every service its own process on fresh schemas of the real PostgreSQL, Redis and Kafka.
  */
 export async function startHangar(options: {
   engine?: EngineName;
-  overrides?: Record<string, unknown>;
+  overrides?: ConfigTree;
   modules: HangarModule[];
   /** On PostgreSQL: the schemas of an earlier instance, to start again on its data (the caller drops them). */
   schemaPrefix?: string;
 }): Promise<HangarUnderTest> {
+  const base = {
+    Logging: { Level: 'warn' },
+    Gateway: { Port: 0 },
+    Providers: TEST_PROVIDERS,
+    CodeAgents: { Modules: [FIXTURE_CODE_AGENTS] },
+    Hangar: { Api: { AuthToken: TEST_TOKEN } },
+  };
+  const tree = mergeTrees(base, options.overrides ?? {});
+  return TEST_TOPOLOGY === 'split' ? startSplit(tree, options.schemaPrefix) : startInProcess(tree, options);
+}
+
+async function startInProcess(
+  tree: ConfigTree,
+  options: { engine?: EngineName; modules: HangarModule[]; schemaPrefix?: string },
+): Promise<HangarUnderTest> {
   const engine = options.engine ?? 'pglite';
   const schemaPrefix = options.schemaPrefix ?? uniqueSchemaPrefix();
   const stores =
     engine === 'postgres'
       ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
       : { Embedded: { DataDir: 'memory://' } };
-  const base = {
-    Logging: { Level: 'warn' },
-    Gateway: { Port: 0 },
-    Stores: stores,
-    Providers: TEST_PROVIDERS,
-    CodeAgents: { Modules: [FIXTURE_CODE_AGENTS] },
-    Hangar: { Api: { AuthToken: TEST_TOKEN } },
-  };
-  const config = loadConfig({ env: {}, overrides: deepMerge(base, options.overrides ?? {}) });
+  const config = loadConfig({ env: {}, overrides: mergeTrees({ Stores: stores }, tree) });
   const running = await startProcess({ name: 'test', config, modules: options.modules });
   const port = running.modules.running.get('Gateway')?.httpPort;
   const url = `http://127.0.0.1:${port}${config.Hangar.Api.Prefix}`;
   return {
     url,
-    process: running,
+    config,
     schemaPrefix: engine === 'postgres' ? schemaPrefix : undefined,
+    openStore: (service, migrations) => running.engines.storage.open(service, migrations),
+    addressOf: (service) => running.modules.running.get(service)!.address!,
     request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
     async stop() {
       await running.stop();
@@ -102,11 +138,39 @@ export async function startHangar(options: {
   };
 }
 
-function deepMerge(base: Record<string, any>, over: Record<string, any>): Record<string, any> {
-  const result = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    result[key] =
-      value && typeof value === 'object' && !Array.isArray(value) && typeof base[key] === 'object' ? deepMerge(base[key], value) : value;
-  }
-  return result;
+/** The split shape, always on PostgreSQL, Redis (a channel prefix of its own) and Kafka (topics of its own). */
+async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefined): Promise<HangarUnderTest> {
+  const schemaPrefix = sharedSchemaPrefix ?? uniqueSchemaPrefix();
+  const unique = randomBytes(5).toString('hex');
+  const withEngines = mergeTrees(tree, {
+    Stores: { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } },
+    Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${unique}:` },
+    Kafka: { Brokers: TEST_KAFKA_BROKERS, TopicPrefix: `t_${unique}.` },
+  });
+  const config = loadConfig({ env: {}, overrides: withEngines });
+  const hangar = await startDistributed({ config: withEngines, schemaPrefix, builtDir: TEST_BUILD_DIR });
+  const url = `${hangar.url}${config.Hangar.Api.Prefix}`;
+  let storage: Promise<StorageProvider> | undefined;
+  return {
+    url,
+    config,
+    schemaPrefix,
+    async openStore(service, migrations) {
+      storage ??= createStorageProvider({
+        postgresConnectionString: TEST_POSTGRES_URL,
+        schemaPrefix,
+        embeddedDataDir: 'memory://',
+        autoApplyMigrations: false,
+        commandTimeoutSeconds: 30,
+      });
+      return (await storage).open(service, migrations);
+    },
+    addressOf: (service) => hangar.addressOf(service),
+    request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
+    async stop() {
+      await (await storage)?.close();
+      await hangar.cleanup();
+      if (!sharedSchemaPrefix) await dropSchemas(schemaPrefix);
+    },
+  };
 }
