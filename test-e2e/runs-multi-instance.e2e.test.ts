@@ -55,7 +55,8 @@ beforeAll(async () => {
   const shared = {
     Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
     Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` },
-    Hangar: { Runs: { CancelReplyTimeout: '500ms' } },
+    // The default: on a loaded machine the executing instance's answer over Redis took longer than 500 ms.
+    Hangar: { Runs: { CancelReplyTimeout: '2s' } },
     Approvals: { RequiredTools: ['clock'], DefaultExpiration: '5s', ScanInterval: '200ms' },
     // No job worker, so a queued run stays queued until it is canceled.
     Scheduling: { RunWorker: false },

@@ -72,7 +72,8 @@ beforeAll(async () => {
     },
   });
   plain = await startHangar({ modules: allInOneModules() });
-});
+  // Two instances, one after the other: on a loaded 2-core machine they have outlasted the default minute.
+}, 120_000);
 
 afterAll(async () => {
   await hangar?.stop();
