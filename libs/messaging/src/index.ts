@@ -5,4 +5,4 @@ export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka.js';
 export { createFixedWindowLimiter, type FixedWindowLimiter, type WindowTake } from './rate-limit.js';
 export { announcedId, createAnnouncedCache, type AnnouncedCache, type AnnouncedCacheOptions } from './announced-cache.js';
 export * from './outbox-relay.js';
-export { parseMessage } from './parse-message.js';
+export { namesEventOf, parseMessage } from './parse-message.js';

@@ -4,6 +4,7 @@ export { PGliteWorker } from './pglite-worker-client.js';
 export {
   sql,
   type Kysely,
+  type QueryCreator,
   type Migration,
   type Insertable,
   type Selectable,

@@ -9,7 +9,7 @@ import {
   TENANT_CHANGES_CHANNEL,
   WebhookServiceDefinition,
 } from '@hangar/contracts';
-import { parseMessage } from '@hangar/messaging';
+import { namesEventOf, parseMessage } from '@hangar/messaging';
 import { auditOrLog, contentCipherFrom, grpcServiceModule, inConsumerSpan, openRunEventData, refreshedGauge } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
@@ -18,10 +18,11 @@ import type { GovernanceDatabase } from './governance.database.js';
 import { createIdempotencyRepository } from './idempotency.repository.js';
 import { createQuotaRepository } from './quota.repository.js';
 import { governanceGrpc } from './governance.grpc.js';
-import { createGovernanceService } from './governance.service.js';
+import { COUNTED_RUN_EVENTS, createGovernanceService } from './governance.service.js';
 import { GOVERNANCE_SCHEMA, governanceMigrations } from './migrations/index.js';
 import { createTenantRepository } from './tenants/tenant.repository.js';
 import { createTenantService } from './tenants/tenant.service.js';
+import { createQuotaRuleCache } from './quota-rule-cache.js';
 import { createQuotaThresholds } from './quota-thresholds.js';
 import { startRetention } from './retention/retention.js';
 import { retentionPolicyGrpc } from './retention/retention.grpc.js';
@@ -43,9 +44,12 @@ export const governanceModule = grpcServiceModule({
     const cipher = contentCipherFrom(config);
     const quotas = createQuotaRepository(database.db);
     const audit = auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger);
+    const ruleCache = createQuotaRuleCache({ quotas, pubsub: engines.pubsub, logger });
+    await ruleCache.start();
     const thresholds = config.Quotas.Enabled
       ? createQuotaThresholds({
-          quotas,
+          // Checked after every counted run event: the tenant's rules come from the cache.
+          quotas: { ...quotas, rules: ruleCache.rules },
           percents: config.Quotas.ThresholdPercents,
           timeZone: config.Quotas.TimeZone,
           offer: async (notice, { tenantId, noticeKey }) =>
@@ -131,7 +135,10 @@ export const governanceModule = grpcServiceModule({
     sweep.unref();
     // Quota usage comes from the run events on the event log (at-least-once; counting is idempotent).
     const runEvents = await engines.eventLog.subscribe(RUN_EVENTS_TOPIC, QUOTA_CONSUMER_GROUP, async (record) => {
-      const parsed = RunEventEnvelopeSchema.safeParse(parseMessage(record.value));
+      const message = parseMessage(record.value);
+      // Most events count nothing (a text delta): skipped before validation and a span of their own.
+      if (!namesEventOf(message, COUNTED_RUN_EVENTS)) return;
+      const parsed = RunEventEnvelopeSchema.safeParse(message);
       // A record that is not an envelope is skipped: retried, it would hold every later one up.
       if (!parsed.success) return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; quotas skip it');
       // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
@@ -163,6 +170,7 @@ export const governanceModule = grpcServiceModule({
     return {
       close: async () => {
         quotaGauge?.stop();
+        await ruleCache.stop();
         clearInterval(sweep);
         clearInterval(flush);
         await apiKeys.flushLastUsed().catch(() => {});

@@ -14,6 +14,8 @@ export interface QuotaStatus extends QuotaRuleRow {
 
 const QUOTA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.canceled']);
+/** The run events quotas count (a started run, what a finished one used); every other one counts nothing. */
+export const COUNTED_RUN_EVENTS: ReadonlySet<string> = new Set(['run.started', ...TERMINAL_RUN_EVENTS]);
 
 /** SPEC Retention: idempotency keys are kept one day, not bindable from configuration. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;

@@ -39,14 +39,8 @@ export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>, ciph
       lockMs: number,
       retentionMs: number,
     ): Promise<BeginOutcome> {
-      return db.transaction().execute(async (trx) => {
-        const where = <Q extends { where: any }>(query: Q): Q =>
-          query.where('tenant_id', '=', target.tenantId).where('scope', '=', target.scope).where('key', '=', target.key);
-        // A key past its retention is forgotten: the same key starts afresh.
-        await where(trx.deleteFrom('idempotency_keys'))
-          .where('expires_at', '<=', sql<Date>`now()`)
-          .execute();
-        const inserted = await trx
+      const insertKey = (executor: Kysely<GovernanceDatabase>) =>
+        executor
           .insertInto('idempotency_keys')
           .values({
             tenant_id: target.tenantId,
@@ -62,6 +56,16 @@ export function createIdempotencyRepository(db: Kysely<GovernanceDatabase>, ciph
           .onConflict((conflict) => conflict.columns(['tenant_id', 'scope', 'key']).doNothing())
           .returning('key')
           .executeTakeFirst();
+      // The common case, a key never seen: one statement.
+      if (await insertKey(db)) return { outcome: 'started' };
+      return db.transaction().execute(async (trx) => {
+        const where = <Q extends { where: any }>(query: Q): Q =>
+          query.where('tenant_id', '=', target.tenantId).where('scope', '=', target.scope).where('key', '=', target.key);
+        // A key past its retention is forgotten: the same key starts afresh.
+        await where(trx.deleteFrom('idempotency_keys'))
+          .where('expires_at', '<=', sql<Date>`now()`)
+          .execute();
+        const inserted = await insertKey(trx);
         if (inserted) return { outcome: 'started' };
         const row = await where(trx.selectFrom('idempotency_keys').selectAll()).forUpdate().executeTakeFirst();
         if (!row) return { outcome: 'in_progress' }; // released between the insert and this read: let the client retry

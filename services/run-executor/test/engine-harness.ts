@@ -115,8 +115,8 @@ export function createMemoryStores() {
       });
     },
   };
-  // One transaction in the real repository: here the (replaceable) finish and appendEvents, the row's ending undone when the event fails.
-  runRepository.finishWithEvent = async (runId, outcome, terminal) => {
+  // One statement in the real repository: here the (replaceable) finish and appendEvents, the row's ending undone when the event fails.
+  runRepository.finishWithEvent = async (_tenantId, runId, outcome, terminal) => {
     const before = runs.get(runId)!;
     const run = await runRepository.finish!(runId, outcome);
     if (!run) return undefined;

@@ -150,7 +150,7 @@ describe('every run ends', () => {
     });
     const job = queuedJob(runId, 'assistant');
     await harness.engine.runQueued(job, new AbortController().signal);
-    expect(await harness.engine.abandonQueued({ runId, maxAttempts: 1 })).toBeUndefined();
+    expect(await harness.engine.abandonQueued({ tenantId: 't1', runId, maxAttempts: 1 })).toBeUndefined();
     expect(harness.stores.runs.get(runId)!.status).toBe('Completed');
     expect(harness.models.get('fake/primary')!.calls()).toBe(0);
     expect(harness.eventTypes(runId)).toEqual([]);

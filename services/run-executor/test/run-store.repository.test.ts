@@ -194,27 +194,34 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       errorMessage: null,
     };
 
-    it('ends a run and stores its terminal event after its last one, with its outbox row, in one transaction', async () => {
+    it('ends a run and stores its terminal event after its last one, with its outbox row, in one statement', async () => {
       await db.deleteFrom('run_event_outbox').execute();
       const run = await runs.insert('t1', newRun());
       await events.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: {} }]);
-      const ending = await runs.finishWithEvent(run.id, outcome, { type: 'run.completed', data: { usage: 3 }, traceparent: 'tp' });
+      // Another tenant's ending of the run changes nothing.
+      expect(await runs.finishWithEvent('t2', run.id, outcome, { type: 'run.completed', data: {} })).toBeUndefined();
+      const ending = await runs.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: { usage: 3 }, traceparent: 'tp' });
       expect(ending).toMatchObject({
         run: { id: run.id, status: 'Completed' },
         target: { runId: run.id, rootRunId: run.id, tenantId: 't1', agentName: 'bot', traceparent: 'tp' },
         event: { seq: 2, type: 'run.completed', data: { usage: 3 } },
       });
-      const outbox = await db.selectFrom('run_event_outbox').select('payload').orderBy('id').execute();
+      const outbox = await db.selectFrom('run_event_outbox').select(['root_run_id', 'payload']).orderBy('id').execute();
       expect(outbox.map((row) => (row.payload as { type: string }).type)).toEqual(['run.started', 'run.completed']);
+      // The terminal event's envelope names its run as the run's other events do.
+      expect(outbox[1]).toMatchObject({
+        root_run_id: run.id,
+        payload: { tenantId: 't1', runId: run.id, rootRunId: run.id, agentName: 'bot', seq: 2, data: { usage: 3 }, traceparent: 'tp' },
+      });
       // The first ending stands: no second terminal event.
-      expect(await runs.finishWithEvent(run.id, { ...outcome, status: 'Failed' }, { type: 'run.failed', data: {} })).toBeUndefined();
+      expect(await runs.finishWithEvent('t1', run.id, { ...outcome, status: 'Failed' }, { type: 'run.failed', data: {} })).toBeUndefined();
       expect((await events.events('t1', run.id, 0)).map((event) => event.type)).toEqual(['run.started', 'run.completed']);
     });
 
     it('leaves the run unended when its terminal event cannot be stored', async () => {
       const run = await runs.insert('t1', newRun());
-      // JSON cannot hold a bigint: the event's insert fails inside the transaction.
-      await expect(runs.finishWithEvent(run.id, outcome, { type: 'run.completed', data: { usage: 3n } })).rejects.toThrow();
+      // JSON cannot hold a bigint: the ending is refused whole.
+      await expect(runs.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: { usage: 3n } })).rejects.toThrow();
       expect(await runs.get('t1', run.id)).toMatchObject({ status: 'Running', completedAt: null });
       expect(await events.events('t1', run.id, 0)).toEqual([]);
     });

@@ -1,5 +1,5 @@
 import { AGENT_CHANGES_TOPIC, AgentChangeSchema, RUN_EVENTS_TOPIC, RunEventEnvelopeSchema, type RunEventEnvelope } from '@hangar/contracts';
-import { parseMessage, type EventLog, type Subscription } from '@hangar/messaging';
+import { namesEventOf, parseMessage, type EventLog, type Subscription } from '@hangar/messaging';
 import { HangarError, inConsumerSpan, openRunEventData, type ContentCipher, type Logger } from '@hangar/platform';
 import { eventIdOf } from './webhook-signing.js';
 import type { WebhookService } from './webhook.service.js';
@@ -8,6 +8,7 @@ import type { WebhookService } from './webhook.service.js';
 export const WEBHOOKS_CONSUMER_GROUP = 'governance-webhooks';
 
 const RUN_OUTCOMES = new Set(['run.completed', 'run.failed', 'run.canceled']);
+const OFFERED_RUN_EVENTS: ReadonlySet<string> = new Set([...RUN_OUTCOMES, 'approval.requested']);
 
 export interface WebhookIntakeDeps {
   eventLog: EventLog;
@@ -27,7 +28,10 @@ export interface WebhookIntakeDeps {
 export async function startWebhookIntake(deps: WebhookIntakeDeps): Promise<Subscription> {
   const { offer, logger } = deps;
   async function runEvent(value: string, offset: number) {
-    const parsed = RunEventEnvelopeSchema.safeParse(parseMessage(value));
+    const message = parseMessage(value);
+    // Most run events are no webhook's (a text delta): skipped before validation and a span of their own.
+    if (!namesEventOf(message, OFFERED_RUN_EVENTS)) return;
+    const parsed = RunEventEnvelopeSchema.safeParse(message);
     if (!parsed.success) return logger.warn({ offset }, 'a run event on the event log is not an envelope; webhooks skip it');
     const event = parsed.data;
     await inConsumerSpan(

@@ -1,6 +1,6 @@
 import type { ShipOutbox } from '@hangar/messaging';
 import { PLAIN_CONTENT, runEventColumn, type ContentCipher } from '@hangar/platform';
-import { jsonb, shipOutbox, sql, type Kysely, type OutboxTables } from '@hangar/storage';
+import { jsonb, shipOutbox, sql, type Kysely, type OutboxTables, type RawBuilder } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
 
@@ -37,9 +37,12 @@ export async function insertEvents(
             .selectFrom('stored')
             .select([
               sql<string>`${target.rootRunId}::uuid`.as('root_run_id'),
-              sql<unknown>`jsonb_build_object('tenantId', ${target.tenantId}::text, 'runId', stored.run_id, 'rootRunId', ${target.rootRunId}::text, 'agentName', ${target.agentName}::text, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data, 'traceparent', ${target.traceparent ?? null}::text)`.as(
-                'payload',
-              ),
+              envelopeOfStored({
+                tenantId: sql`${target.tenantId}::text`,
+                rootRunId: sql`${target.rootRunId}::text`,
+                agentName: sql`${target.agentName}::text`,
+                traceparent: target.traceparent,
+              }).as('payload'),
             ])
             // Outbox ids follow the sequence, so the relay ships a run's events in order.
             .orderBy('stored.seq'),
@@ -52,7 +55,19 @@ export async function insertEvents(
   return rows.map(asWritten);
 }
 
-const toEvent = (row: { seq: number; run_id: string; type: string; at: Date; data: unknown }): RunEventRow => ({
+/**
+ * The envelope consumers read, built in SQL from the event a statement stores (its CTE `stored`)
+ * and its run's identity (parameters, or columns of a row the statement ended).
+ */
+export const envelopeOfStored = (run: {
+  tenantId: RawBuilder<unknown>;
+  rootRunId: RawBuilder<unknown>;
+  agentName: RawBuilder<unknown>;
+  traceparent?: string;
+}) =>
+  sql<unknown>`jsonb_build_object('tenantId', ${run.tenantId}, 'runId', stored.run_id, 'rootRunId', ${run.rootRunId}, 'agentName', ${run.agentName}, 'seq', stored.seq, 'type', stored.type, 'at', stored.at, 'data', stored.data, 'traceparent', ${run.traceparent ?? null}::text)`;
+
+export const toEvent = (row: { seq: number; run_id: string; type: string; at: Date; data: unknown }): RunEventRow => ({
   seq: row.seq,
   runId: row.run_id,
   type: row.type,

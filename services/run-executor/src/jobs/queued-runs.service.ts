@@ -49,7 +49,7 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
    * Ends a queued run that never reached a model as Failed (no usage, no cost, no price), with its
    * terminal event; undefined when it had ended already.
    */
-  async function failUnstarted(runId: string, errorType: string, errorMessage: string): Promise<RunRow | undefined> {
+  async function failUnstarted(tenantId: string, runId: string, errorType: string, errorMessage: string): Promise<RunRow | undefined> {
     const outcome = {
       status: 'Failed' as const,
       usage: ZERO_USAGE,
@@ -60,7 +60,7 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
     };
     if (!deps.writer.enabled) return deps.runs.finish(runId, outcome);
     // The row's ending and its terminal event commit together, as a run's end does.
-    const failed = await deps.runs.finishWithEvent(runId, outcome, terminalEvent(outcome));
+    const failed = await deps.runs.finishWithEvent(tenantId, runId, outcome, terminalEvent(outcome));
     if (!failed) return undefined;
     await announceStored(deps.writer, failed.target, [failed.event]);
     return failed.run;
@@ -116,14 +116,24 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
         }
       } catch (error) {
         const refusal = error instanceof HangarError ? error : undefined;
-        last = await failUnstarted(job.runId, refusal?.errorType ?? 'internal_error', refusal?.message ?? 'the queued run could not start');
+        last = await failUnstarted(
+          caller.tenantId,
+          job.runId,
+          refusal?.errorType ?? 'internal_error',
+          refusal?.message ?? 'the queued run could not start',
+        );
       }
       return last;
     },
 
     /** A job whose attempts ran out after its workers died: its run ends as Failed. */
-    abandonQueued: (job: { runId: string; maxAttempts: number }) =>
-      failUnstarted(job.runId, 'worker_lost', `the workers executing this queued run stopped ${job.maxAttempts} times (MaxAttempts)`),
+    abandonQueued: (job: { tenantId: string; runId: string; maxAttempts: number }) =>
+      failUnstarted(
+        job.tenantId,
+        job.runId,
+        'worker_lost',
+        `the workers executing this queued run stopped ${job.maxAttempts} times (MaxAttempts)`,
+      ),
   };
 }
 

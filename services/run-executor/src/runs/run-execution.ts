@@ -205,7 +205,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         return runs.insert(caller.tenantId, newRun, 'Running', { model: firstModel });
       }
     });
-    const run: RunRow = (existingRunId && (await rowWritten)) || placeholderRun(newRun);
+    const run: RunRow = (existingRunId && (await rowWritten)) || placeholderRun(newRun, firstModel);
     deps.runSpanClaims?.claim(runId);
     const runTrace = startRunTrace(run, caller.tenantId, settings);
     const observed = deps.metrics.runStarted();
@@ -247,7 +247,10 @@ export function createRunExecution(deps: RunExecutionDeps) {
       const recorded = await record('run completion', () =>
         retryWhileUnavailable(async () => {
           if (!deps.writer.enabled) return runs.finish(runId, full);
-          const ending = await runs.finishWithEvent(runId, full, { ...terminalEvent(full), traceparent: eventTarget.traceparent });
+          const ending = await runs.finishWithEvent(caller.tenantId, runId, full, {
+            ...terminalEvent(full),
+            traceparent: eventTarget.traceparent,
+          });
           if (ending) await announceStored(deps.writer, eventTarget, [ending.event]);
           return ending?.run;
         }).then((row) => {

@@ -161,7 +161,8 @@ export const recordedRunInput = (agentName: string, request: StartRunRequest) =>
 });
 
 /** What the caller still gets when the run row could not be written (recording must not block the run). */
-export const placeholderRun = (run: NewRun): RunRow => ({
+/** A new run as its row will read once written: `model` is the one the insert names first. */
+export const placeholderRun = (run: NewRun, model?: { provider: string; model: string }): RunRow => ({
   ...run,
   status: 'Running',
   startedAt: new Date().toISOString(),
@@ -169,8 +170,8 @@ export const placeholderRun = (run: NewRun): RunRow => ({
   durationMs: null,
   usage: ZERO_USAGE,
   cost: null,
-  modelProvider: null,
-  model: null,
+  modelProvider: model?.provider ?? null,
+  model: model?.model ?? null,
   errorType: null,
   errorMessage: null,
 });

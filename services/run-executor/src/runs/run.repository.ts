@@ -1,8 +1,8 @@
-import { PLAIN_CONTENT, type ContentCipher } from '@hangar/platform';
-import { jsonb, sql, type Kysely } from '@hangar/storage';
+import { PLAIN_CONTENT, runEventColumn, type ContentCipher } from '@hangar/platform';
+import { jsonb, sql, type Kysely, type QueryCreator } from '@hangar/storage';
 import type { Numeric, RunDatabase } from '../database.js';
 import type { RunEventRow, RunEventTarget } from '../events/event.model.js';
-import { insertEvents, lastSeq } from '../events/event.repository.js';
+import { envelopeOfStored, insertEvents, lastSeq, toEvent } from '../events/event.repository.js';
 import {
   RUN_STATUSES,
   TERMINAL_STATUSES,
@@ -137,7 +137,7 @@ export interface ReadViewTarget {
 const ENDED = [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status));
 
 /** Records how a run ended, unless it had ended already (the first ending stands). */
-async function finishRow(db: Kysely<RunDatabase>, runId: string, outcome: RunOutcome) {
+function finishRow(db: QueryCreator<RunDatabase>, runId: string, outcome: RunOutcome) {
   return db
     .updateTable('runs')
     .set({
@@ -161,8 +161,7 @@ async function finishRow(db: Kysely<RunDatabase>, runId: string, outcome: RunOut
     })
     .where('id', '=', runId)
     .where('status', 'not in', ENDED)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll();
 }
 
 /** A run's terminal event, as its ending stores it. */
@@ -332,17 +331,74 @@ export function createRunRepository(
 
     /** Records how a run ended; undefined when it had ended already (the first ending stands). */
     async finish(runId: string, outcome: RunOutcome): Promise<RunRow | undefined> {
-      const row = await finishRow(db, runId, outcome);
+      const row = await finishRow(db, runId, outcome).executeTakeFirst();
       return row && toRun(row as Selected);
     },
 
-    /** Records how a run ended and its terminal event, in one transaction; undefined when it had ended already. */
-    async finishWithEvent(runId: string, outcome: RunOutcome, terminal: TerminalEvent): Promise<RunEnding | undefined> {
-      return db.transaction().execute(async (trx) => {
-        const row = await finishRow(trx, runId, outcome);
-        if (!row) return undefined;
-        return { run: toRun(row as Selected), ...(await insertTerminalEvent(trx, row, terminal, { outbox: options.outbox, cipher })) };
-      });
+    /**
+     * Records how a run ended and its terminal event after its last one, in one statement (so
+     * together or not at all); undefined when it had ended already.
+     */
+    async finishWithEvent(tenantId: string, runId: string, outcome: RunOutcome, terminal: TerminalEvent): Promise<RunEnding | undefined> {
+      const data = cipher.sealJson(tenantId, runEventColumn(terminal.type), terminal.data);
+      const ending = db
+        .with('ended', (qb) => finishRow(qb, runId, outcome).where('tenant_id', '=', tenantId))
+        .with('stored', (qb) =>
+          qb
+            .insertInto('run_events')
+            .columns(['run_id', 'seq', 'type', 'data'])
+            .expression((eb) =>
+              eb.selectFrom('ended').select([
+                'ended.id',
+                eb
+                  .selectFrom('run_events')
+                  .select(sql<number>`coalesce(max(seq), 0) + 1`.as('next'))
+                  .where('run_id', '=', runId)
+                  .as('seq'),
+                sql<string>`${terminal.type}::text`.as('type'),
+                jsonb(data).as('data'),
+              ]),
+            )
+            .returningAll(),
+        );
+      // The outbox CTE is only written to: the statement reads what `ending` reads, with or without it.
+      const queued: typeof ending = options.outbox
+        ? (ending.with('queued', (qb) =>
+            qb
+              .insertInto('run_event_outbox')
+              .columns(['root_run_id', 'payload'])
+              .expression((eb) =>
+                eb
+                  .selectFrom('stored')
+                  .innerJoin('ended', 'ended.id', 'stored.run_id')
+                  .select([
+                    'ended.root_run_id',
+                    envelopeOfStored({
+                      tenantId: sql`ended.tenant_id`,
+                      rootRunId: sql`ended.root_run_id::text`,
+                      agentName: sql`ended.agent_name`,
+                      traceparent: terminal.traceparent,
+                    }).as('payload'),
+                  ]),
+              ),
+          ) as unknown as typeof ending)
+        : ending;
+      const row = await queued
+        .selectFrom('ended')
+        .innerJoin('stored', 'stored.run_id', 'ended.id')
+        .selectAll('ended')
+        .select(['stored.seq as event_seq', 'stored.at as event_at'])
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const target: RunEventTarget = {
+        runId,
+        rootRunId: row.root_run_id,
+        tenantId,
+        agentName: row.agent_name,
+        ...(terminal.traceparent && { traceparent: terminal.traceparent }),
+      };
+      const event = toEvent({ seq: row.event_seq, run_id: runId, type: terminal.type, at: row.event_at, data: terminal.data });
+      return { run: toRun(row as unknown as Selected), target, event };
     },
 
     async get(tenantId: string, runId: string): Promise<RunRow | undefined> {
