@@ -21,13 +21,14 @@ interface SerializedError {
 type Reply =
   | { ready: true }
   | { ready: false; error: SerializedError }
-  | { id: number; rows?: unknown[]; affectedRows?: number; error?: SerializedError };
+  | { id: number; rows?: unknown[]; affectedRows?: number; error?: SerializedError; inTransaction: boolean };
 
 /**
  * PGlite in its own thread (pglite-worker.mjs), so its WASM and protocol code run on another core
  * than express, gRPC and the runs. The lock of its single backend is kept in that thread: see there.
  *
- * Values cross by structured clone, which keeps what PGlite returns and takes (Date, Uint8Array,
+ * Messages sent in one turn of the event loop cross together (one `postMessage` per batch: a
+ * call costs more than cloning a query). Values cross by structured clone, which keeps what PGlite returns and takes (Date, Uint8Array,
  * bigint, plain objects and arrays; a Buffer parameter arrives as a Uint8Array). Errors are sent as
  * their fields and rebuilt here, with the SQLSTATE `code`, `detail`, `constraint`... intact.
  * If the thread dies, every pending and later query fails with SQLSTATE 08006 (connection failure),
@@ -35,6 +36,8 @@ type Reply =
  */
 export class PGliteWorker {
   private readonly pending = new Map<number, { resolve: (reply: unknown) => void; reject: (error: Error) => void }>();
+  /** Messages not yet handed to the thread; sent together once the current turn's code has run. */
+  private outgoing: Array<Record<string, unknown>> = [];
   private nextId = 1;
   private nextConnection = 1;
   private failure: Error | undefined;
@@ -48,7 +51,7 @@ export class PGliteWorker {
       if (!waiting) return;
       this.pending.delete(reply.id);
       this.idleUnlessPending();
-      if (reply.error) waiting.reject(rebuildError(reply.error));
+      if (reply.error) waiting.reject(Object.assign(rebuildError(reply.error), { inTransaction: reply.inTransaction }));
       else waiting.resolve(reply);
     });
     // Heard, so a failing thread never ends the process: its queries fail instead.
@@ -94,18 +97,24 @@ export class PGliteWorker {
    */
   connect(): EmbeddedConnection {
     const conn = this.nextConnection++;
-    let used = false;
+    // Whether this connection's last query left a transaction block open: only then does its release tell the thread.
+    let inTransaction = false;
     let released = false;
     return {
-      query: <R>(sql: string, params: readonly unknown[]) => {
-        used = true;
-        return this.request<EmbeddedQueryResult<R>>({ type: 'query', conn, sql, params });
+      query: async <R>(sql: string, params: readonly unknown[]) => {
+        try {
+          const reply = await this.request<EmbeddedQueryResult<R> & { inTransaction: boolean }>({ type: 'query', conn, sql, params });
+          inTransaction = reply.inTransaction;
+          return reply;
+        } catch (error) {
+          inTransaction = (error as { inTransaction?: boolean }).inTransaction ?? inTransaction;
+          throw error;
+        }
       },
       release: () => {
         if (released) return;
         released = true;
-        // Only a connection that ran a query can have left a transaction open.
-        if (used) this.post({ type: 'release', conn });
+        if (inTransaction) this.post({ type: 'release', conn });
       },
     };
   }
@@ -126,25 +135,47 @@ export class PGliteWorker {
 
   private request<T>(message: Record<string, unknown>, evenWhenClosing = false): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.closing && !evenWhenClosing) return Promise.reject(Object.assign(new Error('the embedded store is closed'), { code: '08006' }));
+    if (this.closing && !evenWhenClosing)
+      return Promise.reject(Object.assign(new Error('the embedded store is closed'), { code: '08006' }));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (reply: unknown) => void, reject });
       // The thread keeps the process alive only while an answer is awaited.
       if (this.pending.size === 1) this.worker.ref();
-      try {
-        this.worker.postMessage({ ...message, id });
-      } catch (error) {
-        // A parameter structured clone cannot copy (a function, a symbol).
-        this.pending.delete(id);
-        this.idleUnlessPending();
-        reject(error as Error);
-      }
+      this.post({ ...message, id });
     });
   }
 
   private post(message: Record<string, unknown>) {
-    if (!this.failure) this.worker.postMessage(message);
+    if (this.failure) return;
+    this.outgoing.push(message);
+    if (this.outgoing.length === 1) queueMicrotask(() => this.flush());
+  }
+
+  private flush() {
+    const batch = this.outgoing;
+    this.outgoing = [];
+    if (this.failure || !batch.length) return;
+    try {
+      this.worker.postMessage(batch);
+    } catch {
+      // A parameter structured clone cannot copy (a function, a symbol) fails its own query only.
+      for (const message of batch) {
+        try {
+          this.worker.postMessage([message]);
+        } catch (error) {
+          this.settleUnsent(message, error as Error);
+        }
+      }
+    }
+  }
+
+  private settleUnsent(message: Record<string, unknown>, error: Error) {
+    const waiting = typeof message.id === 'number' ? this.pending.get(message.id) : undefined;
+    if (!waiting) return;
+    this.pending.delete(message.id as number);
+    this.idleUnlessPending();
+    waiting.reject(error);
   }
 
   private idleUnlessPending() {

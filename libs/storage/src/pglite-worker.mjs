@@ -7,6 +7,7 @@
 // backend inside a transaction block, only that connection's queries run until the block ends
 // (commit or rollback); the others wait here. A connection released inside a transaction (its
 // commit or rollback never came) is rolled back, so the backend is never left to the next one mid-transaction.
+// Every reply says whether a transaction block is open, so the client sends a release only then.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
@@ -46,13 +47,17 @@ async function pump() {
         }
         continue;
       }
+      let reply;
       try {
         const result = await pglite.query(message.sql, message.params);
-        parentPort.postMessage({ id: message.id, rows: result.rows, affectedRows: result.affectedRows });
+        reply = { id: message.id, rows: result.rows, affectedRows: result.affectedRows };
       } catch (error) {
-        parentPort.postMessage({ id: message.id, error: serializeError(error) });
+        reply = { id: message.id, error: serializeError(error) };
       }
-      owner = pglite.isInTransaction() ? message.conn : undefined;
+      // The client tells of a release only for a connection whose last query left a block open.
+      const inTransaction = pglite.isInTransaction();
+      owner = inTransaction ? message.conn : undefined;
+      parentPort.postMessage({ ...reply, inTransaction });
     }
   } finally {
     running = false;
@@ -71,13 +76,16 @@ async function close(id) {
   }
 }
 
-parentPort.on('message', (message) => {
-  if (closing) return;
-  if (message.type === 'close') {
-    void close(message.id);
-    return;
+// Messages come in batches: what the client sent in one turn of its event loop.
+parentPort.on('message', (batch) => {
+  for (const message of batch) {
+    if (closing) return;
+    if (message.type === 'close') {
+      void close(message.id);
+      return;
+    }
+    queue.push(message);
   }
-  queue.push(message);
   void pump();
 });
 

@@ -9,7 +9,11 @@ const VALUES_SQL = `select $1::timestamptz as at, $2::jsonb as doc, $3::bytea as
   12.50::numeric as amount, 42::int as small, 1.5::float8 as ratio, true as flag, array['a','b']::text[] as tags,
   '0b7a4e62-5d7c-4c9e-9a57-0f1f6b1d2c3e'::uuid as id, null::text as nothing, '{"a":[1,{"b":null}]}'::json as plain,
   interval '1 day' as span`;
-const VALUES_PARAMS = () => [new Date('2024-05-06T07:08:09.123Z'), JSON.stringify({ x: [1, 'two', { y: null }] }), Buffer.from([0, 1, 255])];
+const VALUES_PARAMS = () => [
+  new Date('2024-05-06T07:08:09.123Z'),
+  JSON.stringify({ x: [1, 'two', { y: null }] }),
+  Buffer.from([0, 1, 255]),
+];
 
 describe('PGliteWorker', () => {
   let store: PGliteWorker;
@@ -44,7 +48,13 @@ describe('PGliteWorker', () => {
   });
 
   it('reports affected rows', async () => {
-    const result = await db.insertInto('t').values([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]).executeTakeFirst();
+    const result = await db
+      .insertInto('t')
+      .values([
+        { id: 1, name: 'one' },
+        { id: 2, name: 'two' },
+      ])
+      .executeTakeFirst();
     expect(result.numInsertedOrUpdatedRows).toBe(2n);
     const deleted = await db.deleteFrom('t').where('id', '=', 2).executeTakeFirst();
     expect(deleted.numDeletedRows).toBe(1n);
@@ -109,6 +119,18 @@ describe('PGliteWorker', () => {
   it('fails a query whose parameters cannot be cloned, and goes on', async () => {
     await expect(db.executeQuery(CompiledQuery.raw('select $1::text', [() => 1]))).rejects.toThrow();
     expect((await db.executeQuery(CompiledQuery.raw('select 1 as one'))).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('fails only that query when it crosses in one batch with others', async () => {
+    // Sent in one turn, the three cross to the thread together.
+    const [before, unclonable, after] = await Promise.allSettled([
+      db.executeQuery(CompiledQuery.raw('select 1 as one')),
+      db.executeQuery(CompiledQuery.raw('select $1::text', [() => 1])),
+      db.executeQuery(CompiledQuery.raw('select 2 as two')),
+    ]);
+    expect(before).toMatchObject({ status: 'fulfilled', value: { rows: [{ one: 1 }] } });
+    expect(unclonable.status).toBe('rejected');
+    expect(after).toMatchObject({ status: 'fulfilled', value: { rows: [{ two: 2 }] } });
   });
 
   it('rejects pending queries when the thread dies, without ending the process', async () => {
