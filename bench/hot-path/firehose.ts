@@ -1,39 +1,68 @@
 import { diff, percentile, ratio, send, type Target } from './client.js';
 
 /**
- * Events/s on one stream: one run of model `firehose` (many tiny chunks written at once), read to the
- * end (or `timeoutMs`): token frames per second from the first to the last token, and the p99 gap
- * between consecutive token frames.
+ * Events/s on one stream: one run of model `firehose` (many one-word chunks written at once), read
+ * to the end (or `timeoutMs`). Two rates: upstream chunks carried per second (words of text
+ * received, whatever frames they came in) and token frames per second, from the first token to the
+ * last; and the p99 gap between consecutive token frames. The mock and the proxy send a frame per
+ * chunk; Hangar joins deltas that queued up while it was busy, so it may carry several per frame.
  */
 export interface FirehoseResult {
+  /** Token frames received. */
   events: number;
   eventsPerSecond: number;
+  /** Upstream chunks (words) carried. */
+  chunks: number;
+  chunksPerSecond: number;
   p99GapMs: number;
   totalMs: number;
   error?: string;
 }
 
+const TEXT = /"(?:content|text)":"([^"]*)"/;
+/** The words of text a token frame carries (each upstream chunk of the firehose is one). */
+const wordsIn = (frame: string) => (TEXT.exec(frame)?.[1].match(/\S+/g) ?? []).length;
+
 async function oneStream(target: Target, timeoutMs: number): Promise<FirehoseResult> {
   const { path, headers, body } = target.run('firehose');
   const started = performance.now();
+  let chunks = 0;
   try {
-    const { status, tokenTimes } = await send(target.url, { path, headers, body, isToken: target.isToken, timeoutMs });
+    const { status, tokenTimes } = await send(target.url, {
+      path,
+      headers,
+      body,
+      isToken: target.isToken,
+      timeoutMs,
+      onFrame: (frame) => void (target.isToken(frame) && (chunks += wordsIn(frame))),
+    });
     const spanSeconds = (tokenTimes[tokenTimes.length - 1] - tokenTimes[0]) / 1000;
     const gaps = tokenTimes.slice(1).map((at, index) => at - tokenTimes[index]);
     return {
       events: tokenTimes.length,
       eventsPerSecond: tokenTimes.length / spanSeconds,
+      chunks,
+      chunksPerSecond: chunks / spanSeconds,
       p99GapMs: percentile(gaps, 99),
       totalMs: performance.now() - started,
       ...(status !== 200 && { error: `HTTP ${status}` }),
     };
   } catch (error) {
-    return { events: 0, eventsPerSecond: 0, p99GapMs: Number.NaN, totalMs: performance.now() - started, error: String(error) };
+    return {
+      events: 0,
+      eventsPerSecond: 0,
+      chunks,
+      chunksPerSecond: 0,
+      p99GapMs: Number.NaN,
+      totalMs: performance.now() - started,
+      error: String(error),
+    };
   }
 }
 
 const line = (name: string, result: FirehoseResult) =>
-  `  ${name.padEnd(14)} ${result.events} events in ${(result.totalMs / 1000).toFixed(2)} s, ${result.eventsPerSecond.toFixed(0)} events/s, ` +
+  `  ${name.padEnd(14)} ${result.chunks} chunks in ${result.events} frames in ${(result.totalMs / 1000).toFixed(2)} s: ` +
+  `${result.chunksPerSecond.toFixed(0)} chunks/s, ${result.eventsPerSecond.toFixed(0)} frames/s, ` +
   `p99 gap ${result.p99GapMs.toFixed(2)} ms${result.error ? ` — ${result.error}` : ''}`;
 
 export async function measureFirehose(direct: Target, proxy: Target, hangar: Target, chunks: number, timeoutMs: number) {
@@ -42,13 +71,13 @@ export async function measureFirehose(direct: Target, proxy: Target, hangar: Tar
     proxy: await oneStream(proxy, timeoutMs),
     hangar: await oneStream(hangar, timeoutMs),
   };
-  console.log(`one stream of ${chunks} chunks written at once:`);
+  console.log(`one stream of ${chunks} one-word chunks written at once:`);
   console.log(line('mock directly', results.direct));
   console.log(line('proxy', results.proxy));
   console.log(line('Hangar', results.hangar));
   console.log(
-    `  Hangar: ${ratio(results.hangar.eventsPerSecond, results.proxy.eventsPerSecond)} the proxy's events/s; ` +
-      `p99 gap added ${diff(results.hangar.p99GapMs, results.direct.p99GapMs)} vs the mock (proxy ${diff(results.proxy.p99GapMs, results.direct.p99GapMs)})`,
+    `  Hangar: ${ratio(results.hangar.chunksPerSecond, results.proxy.chunksPerSecond)} the proxy's chunks/s; ` +
+      `p99 gap between frames added ${diff(results.hangar.p99GapMs, results.direct.p99GapMs)} vs the mock (proxy ${diff(results.proxy.p99GapMs, results.direct.p99GapMs)})`,
   );
   return results;
 }

@@ -14,6 +14,7 @@ import type { RunRepository } from './run.repository.js';
 import { recordedPayload, type RunUpdate } from './run-update.js';
 import { modelCallTelemetry } from '../traces/run-tracing.js';
 import { abortFailure } from './run-interruption.js';
+import { coalescedTextDeltas } from './coalesced-deltas.js';
 
 /** Model steps per model call (each tool round-trip is one). */
 const MAX_STEPS = 8;
@@ -170,7 +171,8 @@ export function createModelTurns(deps: ModelTurnsDeps) {
             // Errors arrive as stream parts and are handled below; the SDK's default would print them.
             onError: () => {},
           });
-          for await (const part of result.fullStream) {
+          // Text deltas that queued up while the run was busy come as one (a model faster than the run).
+          for await (const part of coalescedTextDeltas(result.fullStream)) {
             switch (part.type) {
               case 'text-delta': {
                 produced = true;
