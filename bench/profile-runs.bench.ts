@@ -2,25 +2,29 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnAllInOne, TEST_TOKEN } from '@hangar/testing';
+import { benchEngines } from './engines.js';
 import { spawnScript } from './hot-path/processes.js';
 
 /**
  * Where the CPU of runs goes: all-in-one (PGlite, in-process messaging) with a CPU profile under
- * 64 clients of short JSON runs, or with BENCH_WORKLOAD=firehose under streamed runs of 20,000
+ * 64 clients of short JSON runs (BENCH_WORKLOAD=sse: streamed ones), or with BENCH_WORKLOAD=firehose under streamed runs of 20,000
  * chunks one after another; then each busy thread's self time by library and its hottest
- * functions. The profile files are kept for a closer look (Chrome DevTools, speedscope).
+ * functions. The profile files are kept for a closer look (Chrome DevTools, speedscope). With
+ * BENCH_ENGINES=real on PostgreSQL, Redis and Kafka.
  */
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
 const FIREHOSE = process.env.BENCH_WORKLOAD === 'firehose';
+const STREAMED = process.env.BENCH_WORKLOAD === 'sse';
 const profileDir = mkdtempSync(join(tmpdir(), 'hangar-profile-'));
+const engines = benchEngines();
 
 const mock = await spawnScript('./mock-upstream.ts');
 const headers = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 let hangar: Awaited<ReturnType<typeof spawnAllInOne>> | undefined;
 try {
   hangar = await spawnAllInOne({
-    env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url },
+    env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url, ...engines.env },
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   });
   const { url } = hangar;
@@ -50,7 +54,7 @@ async function streamFirehoses(url: string, until: number) {
   console.log(`${DURATION_S} s: ${streams} streamed runs of 20,000 chunks`);
 }
 
-/** CLIENTS clients of short runs, each asking for one JSON response. */
+/** CLIENTS clients of short runs, each asking for one JSON response (or, BENCH_WORKLOAD=sse, reading the run's stream). */
 async function shortJsonRuns(url: string, until: number) {
   let completed = 0;
   let failed = 0;
@@ -60,7 +64,7 @@ async function shortJsonRuns(url: string, until: number) {
         const response = await fetch(`${url}/api/agents/short/run`, {
           method: 'POST',
           // An Idempotency-Key asks for one JSON response.
-          headers: { ...headers, 'idempotency-key': crypto.randomUUID() },
+          headers: STREAMED ? headers : { ...headers, 'idempotency-key': crypto.randomUUID() },
           body: JSON.stringify({ message: 'hi' }),
         }).catch(() => undefined);
         await response?.text();
@@ -69,7 +73,9 @@ async function shortJsonRuns(url: string, until: number) {
       }
     }),
   );
-  console.log(`${CLIENTS} clients, ${DURATION_S} s: ${(completed / DURATION_S).toFixed(1)} short JSON runs/s, ${failed} failed`);
+  console.log(
+    `${CLIENTS} clients, ${DURATION_S} s: ${(completed / DURATION_S).toFixed(1)} short ${STREAMED ? 'SSE' : 'JSON'} runs/s, ${failed} failed`,
+  );
 }
 
 // One profile per thread (`CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`): the main thread is 0,

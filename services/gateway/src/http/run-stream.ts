@@ -70,7 +70,8 @@ export async function streamRunUpdates(
   const stream = openEventStream(response);
   stream.send('run', { runId: run.id, sessionId: run.sessionId ?? null, agentName: run.agentName, status: runStatusFromProto(run.status) });
   let ended = false;
-  const listening = await notices?.(run.rootRunId, (notice) => {
+  // Subscribed beside the run's first updates, not before them: a notice is a hint (the webhook and the trail are the record).
+  const listening = notices?.(run.rootRunId, (notice) => {
     if (!ended) stream.send('update', { type: 'quota-threshold', ...notice });
   }).catch(() => undefined);
   try {
@@ -120,7 +121,7 @@ export async function streamRunUpdates(
       stream.send('error', { errorType: classifyError(error)?.errorType ?? 'internal_error', message: 'the run stream broke off' });
   } finally {
     ended = true;
-    await listening?.unsubscribe();
+    await (await listening)?.unsubscribe();
   }
   stream.end();
 }

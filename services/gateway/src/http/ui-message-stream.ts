@@ -38,7 +38,8 @@ export async function streamUIMessages(
   });
   stream.data({ type: 'start-step' });
   let ended = false;
-  const listening = await notices?.(run.rootRunId, (notice: QuotaThresholdNotice) => {
+  // Subscribed beside the run's first updates, not before them (a notice is a hint).
+  const listening = notices?.(run.rootRunId, (notice: QuotaThresholdNotice) => {
     if (!ended) stream.data({ type: 'data-quota-threshold', data: notice, transient: true });
   }).catch(() => undefined);
   try {
@@ -110,7 +111,7 @@ export async function streamUIMessages(
     }
   } finally {
     ended = true;
-    await listening?.unsubscribe();
+    await (await listening)?.unsubscribe();
   }
   stream.end();
 }
