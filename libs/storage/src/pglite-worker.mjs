@@ -81,6 +81,8 @@ parentPort.on('message', (batch) => {
   for (const message of batch) {
     if (closing) return;
     if (message.type === 'close') {
+      // What came before the close in its batch runs first (close waits for the pump).
+      void pump();
       void close(message.id);
       return;
     }

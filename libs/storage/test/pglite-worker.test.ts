@@ -133,6 +133,24 @@ describe('PGliteWorker', () => {
     expect(after).toMatchObject({ status: 'fulfilled', value: { rows: [{ two: 2 }] } });
   });
 
+  it('rolls back a transaction whose last query failed when its connection is released', async () => {
+    const careless = store.connect();
+    await careless.query('begin', []);
+    await careless.query("insert into t values (21, 'twenty-one')", []);
+    await expect(careless.query('select no_such_column from t', [])).rejects.toThrow();
+    careless.release();
+    // The block was released, not left open: another connection runs, and the insert is gone.
+    expect((await store.connect().query('select count(*)::int as n from t where id = 21', [])).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('runs a query sent in the same turn as close before closing', async () => {
+    const closing = await PGliteWorker.create('memory://');
+    const last = closing.connect().query('select 42 as answer', []);
+    const closed = closing.close();
+    expect((await last).rows).toEqual([{ answer: 42 }]);
+    await closed;
+  });
+
   it('rejects pending queries when the thread dies, without ending the process', async () => {
     const doomed = await PGliteWorker.create('memory://');
     const worker = (doomed as unknown as { worker: import('node:worker_threads').Worker }).worker;

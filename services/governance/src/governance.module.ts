@@ -44,12 +44,13 @@ export const governanceModule = grpcServiceModule({
     const cipher = contentCipherFrom(config);
     const quotas = createQuotaRepository(database.db);
     const audit = auditOrLog(async (caller, entry) => void (await service.recordAudit(caller, entry)), logger);
-    const ruleCache = createQuotaRuleCache({ quotas, pubsub: engines.pubsub, logger });
-    await ruleCache.start();
-    const thresholds = config.Quotas.Enabled
+    const ruleCache = config.Quotas.Enabled ? createQuotaRuleCache({ quotas, pubsub: engines.pubsub, logger }) : undefined;
+    await ruleCache?.start();
+    const thresholds = ruleCache
       ? createQuotaThresholds({
+          quotas,
           // Checked after every counted run event: the tenant's rules come from the cache.
-          quotas: { ...quotas, rules: ruleCache.rules },
+          rules: ruleCache.rules,
           percents: config.Quotas.ThresholdPercents,
           timeZone: config.Quotas.TimeZone,
           offer: async (notice, { tenantId, noticeKey }) =>
@@ -170,7 +171,7 @@ export const governanceModule = grpcServiceModule({
     return {
       close: async () => {
         quotaGauge?.stop();
-        await ruleCache.stop();
+        await ruleCache?.stop();
         clearInterval(sweep);
         clearInterval(flush);
         await apiKeys.flushLastUsed().catch(() => {});

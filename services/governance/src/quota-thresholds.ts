@@ -1,9 +1,11 @@
 import type { QuotaThresholdNotice } from '@hangar/contracts';
 import { quotaWindow } from './quota-window.js';
-import type { QuotaMetric, QuotaRepository } from './quota.repository.js';
+import type { QuotaMetric, QuotaRepository, QuotaRuleRow } from './quota.repository.js';
 
 export interface ThresholdDeps {
   quotas: Pick<QuotaRepository, 'rules' | 'used' | 'noticed' | 'recordNotice'>;
+  /** The rules read after every counted event (a cache); a threshold reached is checked again against the store's. */
+  rules?: QuotaRepository['rules'];
   /** `Quotas:ThresholdPercents`. */
   percents: number[];
   timeZone: string;
@@ -32,12 +34,19 @@ export function createQuotaThresholds(deps: ThresholdDeps) {
   return {
     async check(event: { tenantId: string; agentName: string; rootRunId: string; at: Date }, metrics: QuotaMetric[]) {
       if (!percents.length || !metrics.length) return;
-      for (const rule of await deps.quotas.rules(event.tenantId, event.agentName)) {
-        if (!metrics.includes(rule.metric)) continue;
-        const window = quotaWindow(rule.period, deps.timeZone, event.at);
-        const used = await deps.quotas.used(event.tenantId, rule.metric, rule.agentName, window.start, window.end);
-        const reached = percents.filter((percent) => used >= (rule.limit * percent) / 100);
-        if (!reached.length) continue;
+      const rules = deps.rules ?? deps.quotas.rules;
+      for (const known of await rules(event.tenantId, event.agentName)) {
+        if (!metrics.includes(known.metric)) continue;
+        let progress = await progressOf(event, known);
+        if (!progress.reached.length) continue;
+        if (deps.rules) {
+          // A notice is kept once per rule, window and threshold: the rule as stored now decides, not a copy a change outdated.
+          const rule = (await deps.quotas.rules(event.tenantId, event.agentName)).find((each) => each.name === known.name);
+          if (!rule || !metrics.includes(rule.metric)) continue;
+          progress = await progressOf(event, rule);
+          if (!progress.reached.length) continue;
+        }
+        const { rule, window, used, reached } = progress;
         const noticed = new Set(await deps.quotas.noticed(event.tenantId, rule.name, window.start));
         for (const percent of reached.filter((each) => !noticed.has(each))) {
           const notice = { quota: rule.name, percent, limit: rule.limit, used, resetsAt: window.end.toISOString() };
@@ -52,6 +61,13 @@ export function createQuotaThresholds(deps: ThresholdDeps) {
       }
     },
   };
+
+  /** How much of `rule`'s current window is used, and which thresholds that reaches. */
+  async function progressOf(event: { tenantId: string; at: Date }, rule: QuotaRuleRow) {
+    const window = quotaWindow(rule.period, deps.timeZone, event.at);
+    const used = await deps.quotas.used(event.tenantId, rule.metric, rule.agentName, window.start, window.end);
+    return { rule, window, used, reached: percents.filter((percent) => used >= (rule.limit * percent) / 100) };
+  }
 }
 
 export type QuotaThresholds = ReturnType<typeof createQuotaThresholds>;

@@ -64,3 +64,39 @@ describe('quota threshold notices', () => {
     expect([offered, announced]).toEqual([[80], []]);
   });
 });
+
+describe('quota threshold notices on cached rules', () => {
+  it('decide a reached threshold by the rule as stored, not by a cached copy a change outdated', async () => {
+    const offered: Array<{ percent: number; limit: number }> = [];
+    const stored = { ...RULE, limit: 200 };
+    const thresholds = createQuotaThresholds({
+      quotas: strictFake<Pick<QuotaRepository, 'rules' | 'used' | 'noticed' | 'recordNotice'>>('quotas', {
+        rules: async () => [stored],
+        used: async () => 120,
+        noticed: async () => [],
+        recordNotice: async () => true,
+      }),
+      // The cache still holds the limit before the change: 120 of 100 would reach 80 % and 100 %.
+      rules: async () => [RULE],
+      percents: [50, 80, 100],
+      timeZone: 'UTC',
+      offer: async (notice) => void offered.push({ percent: notice.percent, limit: notice.limit }),
+      announce: async () => {},
+    });
+    await thresholds.check(EVENT, ['Tokens']);
+    expect(offered).toEqual([{ percent: 50, limit: 200 }]);
+  });
+
+  it('read nothing more from the store while the cached rules reach no threshold', async () => {
+    const thresholds = createQuotaThresholds({
+      // Strict: the store's rules (or anything but usage) would fail the test.
+      quotas: strictFake<Pick<QuotaRepository, 'rules' | 'used' | 'noticed' | 'recordNotice'>>('quotas', { used: async () => 10 }),
+      rules: async () => [RULE],
+      percents: [80],
+      timeZone: 'UTC',
+      offer: async () => expect.unreachable(),
+      announce: async () => expect.unreachable(),
+    });
+    await thresholds.check(EVENT, ['Tokens']);
+  });
+});

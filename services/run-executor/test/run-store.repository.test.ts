@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { openEngine, SQL_ENGINES, type EngineFixture, sealingCipher } from '@hangar/testing';
-import { sql, type Kysely } from '@hangar/storage';
+import { jsonb, sql, type Kysely } from '@hangar/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalRepository } from '../src/approvals/approval.repository.js';
 import type { RunDatabase } from '../src/database.js';
@@ -222,8 +222,49 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
       const run = await runs.insert('t1', newRun());
       // JSON cannot hold a bigint: the ending is refused whole.
       await expect(runs.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: { usage: 3n } })).rejects.toThrow();
+      // The store refuses the event inside the statement: the row's update is undone with it.
+      await db.schema
+        .alterTable('run_events')
+        .addCheckConstraint('refuse_for_test', sql`type <> 'run.refused'`)
+        .execute();
+      try {
+        await expect(runs.finishWithEvent('t1', run.id, outcome, { type: 'run.refused', data: {} })).rejects.toThrow();
+      } finally {
+        await db.schema.alterTable('run_events').dropConstraint('refuse_for_test').execute();
+      }
       expect(await runs.get('t1', run.id)).toMatchObject({ status: 'Running', completedAt: null });
       expect(await events.events('t1', run.id, 0)).toEqual([]);
+    });
+
+    it('ends a run after an event stored while it waited for the run’s row', async () => {
+      const run = await runs.insert('t1', newRun());
+      await events.appendEvents(target(run.id), [{ seq: 1, type: 'run.started', data: {} }]);
+      let ending: Promise<unknown> | undefined;
+      await db.transaction().execute(async (trx) => {
+        // An orphan scan's restart: the row locked, an event stored under the lock.
+        await trx.selectFrom('runs').select('id').where('id', '=', run.id).forUpdate().execute();
+        await trx
+          .insertInto('run_events')
+          .values({ run_id: run.id, seq: 2, type: 'run.continued', data: jsonb({}) })
+          .execute();
+        ending = runs.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: {} });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      });
+      expect(await ending).toMatchObject({ run: { status: 'Completed' }, event: { seq: 3, type: 'run.completed' } });
+      expect((await events.events('t1', run.id, 0)).map((event) => event.seq)).toEqual([1, 2, 3]);
+    });
+
+    it('seals a run’s terminal event for the run’s tenant when content protection is on', async () => {
+      const cipher = sealingCipher();
+      const sealedRuns = createRunRepository(db, 'unused', cipher, { outbox: true });
+      const run = await sealedRuns.insert('t1', newRun());
+      const ending = await sealedRuns.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: { canary: 'c-91f' } });
+      expect(ending?.event.data).toEqual({ canary: 'c-91f' });
+      const stored = await db.selectFrom('run_events').select('data').where('run_id', '=', run.id).executeTakeFirstOrThrow();
+      expect(JSON.stringify(stored.data)).not.toContain('c-91f');
+      expect(await createEventRepository(db, { outbox: true, cipher }).events('t1', run.id, 0)).toMatchObject([
+        { type: 'run.completed', data: { canary: 'c-91f' } },
+      ]);
     });
   });
 

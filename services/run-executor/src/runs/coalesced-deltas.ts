@@ -18,10 +18,12 @@ const isTextDelta = (part: Part | undefined): part is TextDelta => part?.type ==
  * part it records and forwards (an event, a pub/sub message, a gRPC message, an SSE frame), so a
  * model that streams faster than that is carried in fewer, larger deltas instead of falling behind;
  * a part that finds the run waiting goes on alone and at once. Every other part goes on alone, in
- * order. A failure of the source is thrown after the parts read before it.
+ * order. A failure of the source is thrown after the parts read before it; a run that stops reading
+ * first cancels the source at once (a model call still streaming is closed).
  */
-export async function* coalescedTextDeltas<P extends Part>(source: AsyncIterable<P>, readAhead = READ_AHEAD_PARTS): AsyncGenerator<P> {
-  const iterator = source[Symbol.asyncIterator]();
+export async function* coalescedTextDeltas<P extends Part>(source: ReadableStream<P>, readAhead = READ_AHEAD_PARTS): AsyncGenerator<P> {
+  const reader = source.getReader();
+  const limit = Math.max(1, readAhead);
   let ahead: P[] = [];
   let ended: { error?: unknown } | undefined;
   let stopped = false;
@@ -30,24 +32,21 @@ export async function* coalescedTextDeltas<P extends Part>(source: AsyncIterable
 
   void (async () => {
     try {
-      for (let readThisTurn = 0; !stopped;) {
-        if (ahead.length >= readAhead) {
-          await new Promise<void>((resolve) => (roomMade = resolve));
-          continue;
-        }
-        if (readThisTurn >= PARTS_PER_TURN) {
+      for (let readThisTurn = 0; ;) {
+        if (ahead.length >= limit) await new Promise<void>((resolve) => (roomMade = resolve));
+        else if (readThisTurn >= PARTS_PER_TURN) {
           await new Promise((resolve) => setImmediate(resolve));
           readThisTurn = 0;
         }
-        const step = await iterator.next();
+        if (stopped) break;
+        if (ahead.length >= limit) continue;
+        const step = await reader.read();
         if (step.done) break;
         ahead.push(step.value);
         readThisTurn += 1;
         partsArrived?.();
       }
       ended = {};
-      // The run stopped reading first: the source is closed (a model call still streaming is canceled).
-      if (stopped) await iterator.return?.();
     } catch (error) {
       ended = { error };
     }
@@ -81,8 +80,9 @@ export async function* coalescedTextDeltas<P extends Part>(source: AsyncIterable
       }
     }
   } finally {
-    // Not waited for: a read still pending settles when the source ends (the run's abort cancels a model call).
     stopped = true;
     roomMade?.();
+    // Settles a read still pending (as done) and closes the source; after its end it changes nothing.
+    if (!ended) reader.cancel().catch(() => undefined);
   }
 }

@@ -135,6 +135,8 @@ export interface ReadViewTarget {
 }
 
 const ENDED = [...TERMINAL_STATUSES].map((status) => RUN_STATUSES.indexOf(status));
+/** SQLSTATE of a unique constraint's refusal. */
+const UNIQUE_VIOLATION = '23505';
 
 /** Records how a run ended, unless it had ended already (the first ending stands). */
 function finishRow(db: QueryCreator<RunDatabase>, runId: string, outcome: RunOutcome) {
@@ -383,12 +385,17 @@ export function createRunRepository(
               ),
           ) as unknown as typeof ending)
         : ending;
-      const row = await queued
+      const statement = queued
         .selectFrom('ended')
         .innerJoin('stored', 'stored.run_id', 'ended.id')
         .selectAll('ended')
-        .select(['stored.seq as event_seq', 'stored.at as event_at'])
-        .executeTakeFirst();
+        .select(['stored.seq as event_seq', 'stored.at as event_at']);
+      // A statement that waited for the run's row lock (an event stored under it meanwhile) read the
+      // last seq before that event: its insert collides, and the statement is made again, fresh.
+      const row = await statement.executeTakeFirst().catch((error: unknown) => {
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+        return statement.executeTakeFirst();
+      });
       if (!row) return undefined;
       const target: RunEventTarget = {
         runId,
