@@ -654,9 +654,9 @@ describe('queued runs', () => {
 
   /** A run queued by a worker that died holding the lease (written as that worker would have left it). */
   async function orphanedJob(attempts: number) {
-    const { db, schema } = await hangar.openStore<RunDatabase>('runs', runMigrations);
+    const { db } = await hangar.openStore<RunDatabase>('runs', runMigrations);
     const runId = randomUUID();
-    const repository = createRunRepository(db, schema);
+    const repository = createRunRepository(db);
     await repository.insert(
       'default',
       {
@@ -1253,9 +1253,9 @@ describe('run reconciliation', () => {
   });
 
   it('closes a run whose process stopped beating as Failed/orphaned, and leaves a live run alone', async () => {
-    const { db, schema } = await reconciling.openStore<RunDatabase>('runs', runMigrations);
+    const { db } = await reconciling.openStore<RunDatabase>('runs', runMigrations);
     const orphanId = randomUUID();
-    await createRunRepository(db, schema).insert('default', {
+    await createRunRepository(db).insert('default', {
       id: orphanId,
       agentName: 'patient',
       agentVersion: 1,

@@ -35,6 +35,7 @@ import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { createDiagnostics } from './diagnostics.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
 import { createRunEngine } from './runs/run-engine.service.js';
+import { applyReadView } from './runs/read-view.repository.js';
 import { createRunRepository } from './runs/run.repository.js';
 import { createScheduleRepository } from './schedules/schedule.repository.js';
 import { createScheduleService } from './schedules/schedule.service.js';
@@ -58,7 +59,7 @@ export const runExecutorModule = grpcServiceModule({
     // Inputs, event data, score comments and approval arguments are sealed when content protection is on.
     const cipher = contentCipherFrom(config);
     const repositories = {
-      runs: createRunRepository(database.db, database.schema, cipher, { outbox }),
+      runs: createRunRepository(database.db, cipher, { outbox }),
       events: createEventRepository(database.db, { outbox, cipher }),
       approvals: createApprovalRepository(database.db, cipher),
       scores: createScoreRepository(database.db, cipher),
@@ -79,7 +80,7 @@ export const runExecutorModule = grpcServiceModule({
             target: { schema: 'public', name: `${config.Stores.Embedded.TablePrefix}runs_v1` },
             enabled: config.Stores.Embedded.EnableReadView,
           };
-    await repositories.runs.applyReadView(readView.target, readView.enabled);
+    await applyReadView(database.db, database.schema, readView.target, readView.enabled);
     const clients = createServiceClients(addressOf, { tenantId: config.DefaultTenantId, actor: 'run-executor' });
     const tenantSettings = createTenantSettings({
       fetch: clients.tenantSettings,

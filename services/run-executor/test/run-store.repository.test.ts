@@ -65,7 +65,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
   beforeAll(async () => {
     fixture = await openEngine(engine);
     db = (await fixture.storage.open<RunDatabase>('runs', runMigrations)).db;
-    runs = createRunRepository(db, 'unused', undefined, { outbox: true });
+    runs = createRunRepository(db, undefined, { outbox: true });
     jobs = createJobRepository(db);
     events = createEventRepository(db, { outbox: true });
     reconciliation = createReconciliationRepository(db, { outbox: true });
@@ -256,7 +256,7 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
 
     it('seals a run’s terminal event for the run’s tenant when content protection is on', async () => {
       const cipher = sealingCipher();
-      const sealedRuns = createRunRepository(db, 'unused', cipher, { outbox: true });
+      const sealedRuns = createRunRepository(db, cipher, { outbox: true });
       const run = await sealedRuns.insert('t1', newRun());
       const ending = await sealedRuns.finishWithEvent('t1', run.id, outcome, { type: 'run.completed', data: { canary: 'c-91f' } });
       expect(ending?.event.data).toEqual({ canary: 'c-91f' });
