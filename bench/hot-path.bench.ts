@@ -19,6 +19,8 @@ import { compareThroughput } from './hot-path/throughput.js';
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const IDLE_STREAMS = Number(process.env.BENCH_IDLE_STREAMS ?? 1000);
+/** How many hanging runs the idle streams are spread over. */
+const IDLE_RUNS = Number(process.env.BENCH_IDLE_RUNS ?? 1);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
 const STREAM_CHUNKS = Number(process.env.BENCH_STREAM_CHUNKS ?? 20_000);
 const FIREHOSE_TIMEOUT_MS = 120_000;
@@ -70,7 +72,7 @@ const hangar = await spawnAllInOne({
 });
 const database = realEngines ? new pg.Client({ connectionString: TEST_POSTGRES_URL }) : undefined;
 await database?.connect();
-let hangingRun: { close(): void } | undefined;
+const hangingRuns: Array<{ runId: string; close(): void }> = [];
 
 const direct = directTarget(mock.url);
 const viaProxy = apiTarget('proxy', proxy.url);
@@ -101,23 +103,24 @@ try {
   );
   // Idle streams last: a fresh process frees start-up memory for half a minute, which would blur the RSS growth.
   figures.idle = await workload('idle', 'idle /events streams', async () => {
-    console.log(`${IDLE_STREAMS} idle streams requested; CPU and counters over ${DURATION_S} s of idleness without, then with them:`);
+    console.log(
+      `${IDLE_STREAMS} idle streams requested over ${IDLE_RUNS} run(s); CPU and counters over ${DURATION_S} s of idleness without, then with them:`,
+    );
     const common = { count: IDLE_STREAMS, seconds: DURATION_S };
     const proxied = await measureIdleStreams({
       ...common,
       target: viaProxy,
       pid: proxy.child.pid!,
-      path: '/api/runs/idle/events',
+      paths: ['/api/runs/idle/events'],
       headers: {},
     });
     printIdle('proxy', IDLE_STREAMS, proxied, POLL_INTERVAL_MS);
-    const run = await startHangingRun(viaHangar);
-    hangingRun = run;
+    for (let started = 0; started < IDLE_RUNS; started += 1) hangingRuns.push(await startHangingRun(viaHangar));
     const tails = await measureIdleStreams({
       ...common,
       target: viaHangar,
       pid: hangar.child.pid!,
-      path: `/api/runs/${run.runId}/events`,
+      paths: hangingRuns.map((run) => `/api/runs/${run.runId}/events`),
       headers: { authorization: `Bearer ${TEST_TOKEN}` },
       sql: database && sqlCounters(database),
     });
@@ -126,7 +129,7 @@ try {
   });
   printSummary(engines, figures);
 } finally {
-  hangingRun?.close();
+  for (const run of hangingRuns) run.close();
   await stopChild(hangar.child, hangar.exited);
   await proxy.stop();
   await mock.stop();

@@ -3,8 +3,8 @@ import { errorKind, send, type Target } from './client.js';
 import { cpuSeconds, rssAfterGcKb, sleep } from './processes.js';
 
 /**
- * Idle `/events` streams: N `GET /api/runs/{id}/events` tails on one run whose model call hangs (so
- * nothing is ever sent), against N idle proxied streams. Measured on the serving process: RSS growth
+ * Idle `/events` streams: N `GET /api/runs/{id}/events` tails spread over runs whose model calls hang
+ * (so nothing is ever sent; one run unless BENCH_IDLE_RUNS), against N idle proxied streams. Measured on the serving process: RSS growth
  * per 1,000 streams, CPU over an idle window without and with the streams, and (PostgreSQL) the
  * database work the streams cause.
  */
@@ -35,18 +35,18 @@ const OPEN_BATCH = 50;
 const OPEN_BUDGET_MS = 90_000;
 
 /** Opens up to `count` streams, a batch at a time, until the budget is spent or a whole batch fails. */
-async function openStreams(target: Target, path: string, headers: Record<string, string>, count: number) {
+async function openStreams(target: Target, paths: string[], headers: Record<string, string>, count: number) {
   const streams: IncomingMessage[] = [];
   const failures = new Map<string, number>();
   const deadline = performance.now() + OPEN_BUDGET_MS;
   while (streams.length < count && performance.now() < deadline) {
     const batch = Math.min(OPEN_BATCH, count - streams.length);
     const opened = await Promise.all(
-      Array.from({ length: batch }, async () => {
+      Array.from({ length: batch }, async (_, index) => {
         try {
           const { status, response } = await send(target.url, {
             method: 'GET',
-            path,
+            path: paths[(streams.length + index) % paths.length],
             headers,
             untilHeaders: true,
             agent: false,
@@ -88,8 +88,8 @@ async function idleWindow(pid: number, seconds: number, sql?: () => Promise<SqlC
 export interface IdleSetup {
   target: Target;
   pid: number;
-  /** The path of one idle stream and the headers it needs. */
-  path: string;
+  /** The paths the idle streams take in turn, and the headers they need. */
+  paths: string[];
   headers: Record<string, string>;
   count: number;
   seconds: number;
@@ -100,7 +100,7 @@ export async function measureIdleStreams(setup: IdleSetup): Promise<IdleResult> 
   await sleep(2000); // let start-up and earlier work settle
   const without = await idleWindow(setup.pid, setup.seconds, setup.sql);
   const rssBefore = await rssAfterGcKb(setup.pid);
-  const { streams, failures } = await openStreams(setup.target, setup.path, setup.headers, setup.count);
+  const { streams, failures } = await openStreams(setup.target, setup.paths, setup.headers, setup.count);
   let closed = 0;
   for (const stream of streams) stream.once('close', () => (closed += 1));
   await sleep(2000);

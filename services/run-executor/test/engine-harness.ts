@@ -16,7 +16,7 @@ import type { ModelResolver, ResolvedModel } from '../src/providers/model-provid
 import type { SpanRepository } from '../src/traces/span.repository.js';
 import type { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
 import { createRunEngine } from '../src/runs/run-engine.service.js';
-import { ZERO_USAGE, type RunRow, type RunStatus } from '../src/runs/run.model.js';
+import { TERMINAL_STATUSES, ZERO_USAGE, type RunRow, type RunStatus } from '../src/runs/run.model.js';
 import type { RunRepository } from '../src/runs/run.repository.js';
 import type { RunUpdate } from '../src/runs/run-update.js';
 import { strictFake } from '@hangar/testing';
@@ -148,6 +148,15 @@ export function createMemoryStores() {
     lastSeq: async (runId) => Math.max(0, ...events.filter((event) => event.runId === runId).map((event) => event.seq)),
     events: async (_tenantId, runId, afterSeq) =>
       events.filter((event) => event.runId === runId && event.seq > afterSeq).sort((a, b) => a.seq - b.seq),
+    async followedRuns(runIds) {
+      const standing = new Map<string, { lastSeq: number; ended: boolean }>();
+      for (const runId of runIds) {
+        const run = runs.get(runId);
+        const lastSeq = Math.max(0, ...events.filter((event) => event.runId === runId).map((event) => event.seq));
+        if (run) standing.set(runId, { lastSeq, ended: TERMINAL_STATUSES.has(run.status) });
+      }
+      return standing;
+    },
   };
   const approvalRepository: Partial<ApprovalRepository> = {
     async requestApprovals(runId, calls, expiresInMs) {

@@ -12,15 +12,19 @@ function setUp() {
   const stores = createMemoryStores();
   const pubsub = typedPubSub(createInProcessPubSub(), createLogger({ name: 'tail-test', level: 'silent' }));
   let tableReads = 0;
+  let polls = 0;
   const tails = createEventTails({
     events: {
       events: (tenantId, runId, afterSeq) => {
         tableReads++;
         return stores.eventRepository.events!(tenantId, runId, afterSeq);
       },
+      followedRuns: (runIds) => {
+        polls++;
+        return stores.eventRepository.followedRuns!(runIds);
+      },
     },
     pubsub,
-    currentRun: async (tenantId, runId) => stores.runRepository.get!(tenantId, runId),
     pollIntervalMs: POLL_MS,
     logger: createLogger({ name: 'tail-test', level: 'silent' }),
   });
@@ -30,23 +34,23 @@ function setUp() {
     ]);
     if (publish) await pubsub.publish(channels.runEvents(RUN), event);
   };
-  const read = async (afterSeq = 0) => {
+  const read = async (afterSeq = 0, runId = RUN) => {
     const seen: number[] = [];
-    for await (const event of tails.tail('t1', RUN, afterSeq, AbortSignal.timeout(5000))) seen.push(event.seq);
+    for await (const event of tails.tail('t1', runId, afterSeq, AbortSignal.timeout(5000))) seen.push(event.seq);
     return seen;
   };
-  return { stores, tails, store, read, tableReads: () => tableReads };
+  return { stores, tails, store, read, tableReads: () => tableReads, polls: () => polls };
 }
 
-const insertRun = (stores: ReturnType<typeof createMemoryStores>) =>
+const insertRun = (stores: ReturnType<typeof createMemoryStores>, id = RUN) =>
   stores.runRepository.insert!('t1', {
-    id: RUN,
+    id,
     agentName: 'a',
     agentVersion: 1,
     sessionId: null,
     kind: 'Interactive',
     isStreaming: true,
-    rootRunId: RUN,
+    rootRunId: id,
     parentRunId: null,
     depth: 0,
     userId: null,
@@ -71,18 +75,41 @@ describe('shared run event tails', () => {
     expect(tails.following()).toBe(0);
   });
 
-  it('reads a missed event from the table when a later one arrives, and polls once per run, not per reader', async () => {
-    const { stores, store, read, tableReads } = setUp();
+  it('reads a missed event from the table when a later one arrives, and polls once per interval, not per reader', async () => {
+    const { stores, store, read, tableReads, polls } = setUp();
     await insertRun(stores);
     const readers = Array.from({ length: 20 }, () => read());
     await new Promise((resolve) => setTimeout(resolve, 10));
-    const before = tableReads();
+    const [readsBefore, pollsBefore] = [tableReads(), polls()];
     await new Promise((resolve) => setTimeout(resolve, POLL_MS * 4));
-    // 20 idle readers, four poll intervals: the shared tail read the table about four times, not eighty.
-    expect(tableReads() - before).toBeLessThanOrEqual(6);
+    // 20 idle readers, four poll intervals: about four polls and no read of the events themselves.
+    expect(polls() - pollsBefore).toBeLessThanOrEqual(6);
+    expect(tableReads() - readsBefore).toBe(0);
     await store(1, 'run.started', false);
     await store(2, 'run.completed');
     for (const seen of await Promise.all(readers)) expect(seen).toEqual([1, 2]);
+  });
+
+  it('polls once per interval for every run followed, however many', async () => {
+    const { stores, tails, read, polls, tableReads } = setUp();
+    const runIds = Array.from({ length: 30 }, (_, index) => `00000000-0000-4000-8000-0000000001${String(index).padStart(2, '0')}`);
+    for (const runId of runIds) await insertRun(stores, runId);
+    const readers = runIds.map((runId) => read(0, runId));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(tails.following()).toBe(30);
+    const [readsBefore, pollsBefore] = [tableReads(), polls()];
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 4));
+    expect(polls() - pollsBefore).toBeGreaterThanOrEqual(2);
+    expect(polls() - pollsBefore).toBeLessThanOrEqual(6);
+    expect(tableReads() - readsBefore).toBe(0);
+    // Each run ends without its terminal event reaching anyone: every reader is ended by the poll.
+    for (const runId of runIds) stores.runs.get(runId)!.status = 'Failed';
+    expect((await Promise.all(readers)).every((seen) => seen.length === 0)).toBe(true);
+    expect(tails.following()).toBe(0);
+    // With nothing followed the poll stops.
+    const stoppedAt = polls();
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 3));
+    expect(polls()).toBe(stoppedAt);
   });
 
   it('hands a reader the events it missed even after a later reader read past them', async () => {

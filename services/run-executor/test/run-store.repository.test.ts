@@ -268,6 +268,30 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
     });
   });
 
+  it('tells where every followed run stands in one statement: its last seq and whether it ended', async () => {
+    const quiet = await runs.insert('t1', newRun());
+    const talking = await runs.insert('t2', newRun());
+    await events.appendEvents(target(talking.id), [
+      { seq: 1, type: 'run.started', data: {} },
+      { seq: 2, type: 'message.delta', data: {} },
+    ]);
+    await runs.finish(talking.id, {
+      status: 'Canceled',
+      usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0 },
+      cost: null,
+      prices: { input: null, output: null, cachedInput: null },
+      errorType: null,
+      errorMessage: null,
+    });
+    const gone = randomUUID();
+    const standing = await events.followedRuns([quiet.id, talking.id, gone]);
+    expect(Object.fromEntries(standing)).toEqual({
+      [quiet.id]: { lastSeq: 0, ended: false },
+      [talking.id]: { lastSeq: 2, ended: true },
+    });
+    expect(await events.followedRuns([])).toEqual(new Map());
+  });
+
   describe('orphan claims', () => {
     it('closes a silent interactive run as Failed/orphaned after its last event, and leaves live and queued runs alone', async () => {
       const orphan = await runs.insert('t1', newRun());

@@ -1,16 +1,13 @@
 import type { Logger } from '@hangar/platform';
 import type { Subscription } from '@hangar/messaging';
-import { TERMINAL_STATUSES, type RunRow } from '../runs/run.model.js';
 import { createWakeablePause } from '../wakeable-pause.js';
 import { channels, type TypedPubSub } from './channels.js';
 import { TERMINAL_EVENTS, type RunEventRow } from './event.model.js';
 import type { EventRepository } from './event.repository.js';
 
 export interface EventTailDeps {
-  events: Pick<EventRepository, 'events'>;
+  events: Pick<EventRepository, 'events' | 'followedRuns'>;
   pubsub: TypedPubSub;
-  /** The run as stored now; undefined once it is gone. */
-  currentRun: (tenantId: string, runId: string) => Promise<RunRow | undefined>;
   pollIntervalMs: number;
   logger: Logger;
 }
@@ -23,22 +20,28 @@ interface Follower {
   end(): void;
 }
 
-/** One run followed for every reader in this process: one subscription, one poll of the table. */
+/** One run followed for every reader in this process: one subscription. */
 interface SharedTail {
+  tenantId: string;
   followers: Set<Follower>;
+  deliver(event: RunEventRow): void;
+  /** When the poll first found the run ended without its terminal event reaching the readers. */
+  finishedAt?: number;
   stop(): void;
 }
 
 /**
  * Run event tails. Every reader of a run's events in this process shares one tail: live events
- * arrive with their pub/sub message (no read per event), and one poll of the table per run and
- * `RunEventPollInterval` catches what a lost message missed and notices a run that ended without
- * a terminal event (purged, or recording off: two intervals after its row says so). A reader
- * first reads the table after its `afterSeq`; a gap in what it is handed is read from the table,
- * and the poll reads after the position of the reader furthest behind.
+ * arrive with their pub/sub message (no read per event). One poll per `RunEventPollInterval` for
+ * every run followed in the process (one statement, however many runs and readers are idle) finds
+ * the runs whose table is ahead of a reader (a lost message) and reads those, and notices a run that
+ * ended without a terminal event (purged, or recording off: two intervals after its row says so).
+ * A reader first reads the table after its `afterSeq`; a gap in what it is handed is read from the
+ * table, and a catch-up reads after the position of the reader furthest behind.
  */
 export function createEventTails(deps: EventTailDeps) {
   const tails = new Map<string, SharedTail>();
+  let polling: AbortController | undefined;
 
   function follow(tenantId: string, runId: string, follower: Follower): SharedTail {
     const existing = tails.get(runId);
@@ -46,49 +49,67 @@ export function createEventTails(deps: EventTailDeps) {
       existing.followers.add(follower);
       return existing;
     }
-    const pause = createWakeablePause();
-    const stopped = new AbortController();
-    const deliver = (event: RunEventRow) => {
-      for (const each of tail.followers) each.deliver(event);
-    };
     let subscription: Subscription | undefined;
+    let stopped = false;
     const tail: SharedTail = {
+      tenantId,
       followers: new Set([follower]),
+      deliver(event) {
+        for (const each of tail.followers) each.deliver(event);
+      },
       stop() {
-        stopped.abort();
+        stopped = true;
         tails.delete(runId);
         void subscription?.unsubscribe();
+        if (!tails.size) {
+          polling?.abort();
+          polling = undefined;
+        }
       },
     };
     tails.set(runId, tail);
-    deps.pubsub.subscribe(channels.runEvents(runId), deliver).then(
+    deps.pubsub.subscribe(channels.runEvents(runId), tail.deliver).then(
       (subscribed) => {
-        if (stopped.signal.aborted) void subscribed.unsubscribe();
+        if (stopped) void subscribed.unsubscribe();
         else subscription = subscribed;
       },
-      // Without pub/sub the tail still polls the table.
+      // Without pub/sub the tail still learns from the poll.
       (error) => deps.logger.warn({ err: error, runId }, 'live run events unavailable; polling only'),
     );
-    void (async () => {
-      let finishedAt: number | undefined;
-      while (!stopped.signal.aborted) {
-        await pause.sleep(deps.pollIntervalMs, stopped.signal);
-        if (stopped.signal.aborted) return;
-        try {
-          const behind = Math.min(...[...tail.followers].map((each) => each.position()));
-          const missed = await deps.events.events(tenantId, runId, behind);
-          missed.forEach(deliver);
-          if (missed.length) continue;
-          const run = await deps.currentRun(tenantId, runId);
-          if (run && !TERMINAL_STATUSES.has(run.status)) continue;
-          finishedAt ??= Date.now();
-          if (!run || Date.now() - finishedAt > 2 * deps.pollIntervalMs) for (const each of tail.followers) each.end();
-        } catch (error) {
-          deps.logger.warn({ err: error, runId }, 'run event poll failed');
-        }
-      }
-    })();
+    if (!polling) {
+      polling = new AbortController();
+      void poll(polling.signal);
+    }
     return tail;
+  }
+
+  async function poll(stopped: AbortSignal) {
+    const pause = createWakeablePause();
+    while (!stopped.aborted) {
+      await pause.sleep(deps.pollIntervalMs, stopped);
+      if (stopped.aborted) return;
+      const followed = [...tails];
+      try {
+        const standing = await deps.events.followedRuns(followed.map(([runId]) => runId));
+        for (const [runId, tail] of followed) {
+          if (tails.get(runId) === tail) await catchUp(runId, tail, standing.get(runId));
+        }
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'run event poll failed');
+      }
+    }
+  }
+
+  /** Hands a tail's readers what the table has beyond them, or ends them once their run ended without a terminal event. */
+  async function catchUp(runId: string, tail: SharedTail, standing: { lastSeq: number; ended: boolean } | undefined) {
+    const behind = Math.min(...[...tail.followers].map((each) => each.position()));
+    if (standing && standing.lastSeq > behind) {
+      (await deps.events.events(tail.tenantId, runId, behind)).forEach(tail.deliver);
+      return;
+    }
+    if (standing && !standing.ended) return;
+    tail.finishedAt ??= Date.now();
+    if (!standing || Date.now() - tail.finishedAt > 2 * deps.pollIntervalMs) for (const each of tail.followers) each.end();
   }
 
   /** Stored events after `afterSeq`, then live ones until the run's terminal event. */

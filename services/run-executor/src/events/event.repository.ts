@@ -2,6 +2,7 @@ import type { ShipOutbox } from '@hangar/messaging';
 import { PLAIN_CONTENT, runEventColumn, type ContentCipher } from '@hangar/platform';
 import { jsonb, shipOutbox, sql, type Kysely, type OutboxTables, type RawBuilder } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
+import { RUN_STATUSES, TERMINAL_STATUSES } from '../runs/run.model.js';
 import type { NewRunEvent, RunEventRow, RunEventTarget } from './event.model.js';
 
 /**
@@ -110,6 +111,30 @@ export function createEventRepository(db: Kysely<RunDatabase>, options: { outbox
         .orderBy('seq')
         .execute();
       return rows.map((row) => toEvent({ ...row, data: cipher.openJson(tenantId, runEventColumn(row.type), row.data) }));
+    },
+
+    /**
+     * Where each followed run stands, in one statement for all of them: the seq of its last stored
+     * event and whether its row says it ended. A run that is not stored (purged) is absent.
+     */
+    async followedRuns(runIds: string[]): Promise<Map<string, { lastSeq: number; ended: boolean }>> {
+      if (!runIds.length) return new Map();
+      const rows = await db
+        .selectFrom('runs as r')
+        .select((eb) => [
+          'r.id',
+          'r.status',
+          eb
+            .selectFrom('run_events as e')
+            .select((inner) => inner.fn.max('e.seq').as('seq'))
+            .whereRef('e.run_id', '=', 'r.id')
+            .as('last_seq'),
+        ])
+        .where(sql<boolean>`r.id = any(${runIds}::uuid[])`)
+        .execute();
+      return new Map(
+        rows.map((row) => [row.id, { lastSeq: Number(row.last_seq ?? 0), ended: TERMINAL_STATUSES.has(RUN_STATUSES[row.status]) }]),
+      );
     },
 
     /** Ships queued events to the event log (see `shipOutbox` in @hangar/storage). */

@@ -182,7 +182,6 @@ export function createRunEngine(deps: RunEngineDeps) {
   const tails = createEventTails({
     events: repositories.events,
     pubsub,
-    currentRun: (tenantId, runId) => repositories.runs.get(tenantId, runId),
     pollIntervalMs: config.Hangar.Api.RunEventPollInterval,
     logger,
   });
