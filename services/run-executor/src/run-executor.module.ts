@@ -187,6 +187,7 @@ export const runExecutorModule = grpcServiceModule({
           },
         })
       : undefined;
+    await engine.hearCancels();
     await worker?.start();
     scheduler?.start();
     const reconciliation = config.RunReconciliation;
@@ -240,6 +241,7 @@ export const runExecutorModule = grpcServiceModule({
         await scheduler?.stop();
         await worker?.stop();
         await engine.drain();
+        await engine.stopHearingCancels();
         removeSpanSink?.();
         await spanRecorder.settled();
         await relay?.stop();

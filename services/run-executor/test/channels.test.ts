@@ -9,11 +9,11 @@ describe('pub/sub channels', () => {
 
   it('delivers a valid message parsed, and refuses to send an invalid one', async () => {
     const received: unknown[] = [];
-    const subscription = await pubsub.subscribe(channels.cancel('root-1'), (message) => received.push(message));
-    await pubsub.publish(channels.cancel('root-1'), { runId: 'run-1', replyTo: 'cancel-reply:x' });
-    await expect(pubsub.publish(channels.cancel('root-1'), { runId: 'run-1', replyTo: 'elsewhere' })).rejects.toThrow();
+    const subscription = await pubsub.subscribe(channels.cancels(), (message) => received.push(message));
+    await pubsub.publish(channels.cancels(), { rootRunId: 'root-1', runId: 'run-1', replyTo: 'cancel-reply:x' });
+    await expect(pubsub.publish(channels.cancels(), { rootRunId: 'root-1', runId: 'run-1', replyTo: 'elsewhere' })).rejects.toThrow();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(received).toEqual([{ runId: 'run-1', replyTo: 'cancel-reply:x' }]);
+    expect(received).toEqual([{ rootRunId: 'root-1', runId: 'run-1', replyTo: 'cancel-reply:x' }]);
     await subscription.unsubscribe();
   });
 

@@ -23,10 +23,13 @@ export const channels = {
     name: `approval:${runId}`,
     schema: z.object({ approvalId: z.string().nullable() }),
   }),
-  /** Cancel a run of the tree rooted at `rootRunId`; the executing instance answers on `replyTo`. */
-  cancel: (rootRunId: string) => ({
-    name: `cancel:${rootRunId}`,
-    schema: z.object({ runId: z.string(), replyTo: z.string().startsWith('cancel-reply:') }),
+  /**
+   * Cancel a run of the tree rooted at `rootRunId`: heard by every run executor, answered on
+   * `replyTo` by the one executing the root (one channel per process, not a subscription per run).
+   */
+  cancels: () => ({
+    name: 'run-cancels',
+    schema: z.object({ rootRunId: z.string(), runId: z.string(), replyTo: z.string().startsWith('cancel-reply:') }),
   }),
   cancelReply: (name: string) => ({ name, schema: z.object({ stopped: z.boolean() }) }),
   /** A run was queued: workers poll now rather than at their next interval. */

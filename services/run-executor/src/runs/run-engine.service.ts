@@ -209,6 +209,9 @@ export function createRunEngine(deps: RunEngineDeps) {
       return queued.enqueue(caller, request);
     },
     enqueueScheduled: queued.enqueueScheduled,
+    /** Hears cancels from every instance (the one channel, for the process's life); `stopHearingCancels` at close. */
+    hearCancels: cancellation.hear,
+    stopHearingCancels: cancellation.stopHearing,
     wakeWorkers: queued.wakeWorkers,
     /**
      * Drain: no new run is taken; the runs executing here may finish until `deadline`, then those

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { classifyError, HangarError, traceparentOf, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
-import type { Subscription } from '@hangar/messaging';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
@@ -215,7 +214,6 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const heartbeat = settings.RunReconciliation.Enabled
       ? setInterval(() => void record('run heartbeat', () => runs.heartbeatRun(runId)), settings.RunReconciliation.HeartbeatInterval)
       : undefined;
-    let cancels: Subscription | undefined;
     let events: EventWriter | undefined;
     let updates: AsyncGenerator<RunUpdate, ModelTurnsResult> | undefined;
     let ended = false;
@@ -286,10 +284,6 @@ export function createRunExecution(deps: RunExecutionDeps) {
         continuable && !context.continuedRunId
           ? rowWritten.then(() => record('run continuation', () => deps.continuations.saveContinuation(runId, { caller, request })))
           : undefined,
-        // The root listens for cancels of its tree sent from any instance; its children run here too.
-        parent
-          ? undefined
-          : record('cancel subscription', () => deps.cancellation.listen(runId)).then((listening) => (cancels = listening)),
         input !== undefined && context.queuedRunId ? record('run input', () => runs.recordInput(caller.tenantId, runId, input)) : undefined,
       ]);
       events = createEventWriter(deps.writer, eventTarget, existingRunId ? await deps.writer.events.lastSeq(runId) : 0, rowWritten);
@@ -376,7 +370,6 @@ export function createRunExecution(deps: RunExecutionDeps) {
       clearInterval(heartbeat);
       // Started before the caller heard of the run, the turns may not have been read at all.
       await updates?.return(undefined as never).catch(() => undefined);
-      await cancels?.unsubscribe();
       if (continuable) await record('run continuation', () => deps.continuations.dropContinuation(runId));
       release();
       context.signal.removeEventListener('abort', stopWithCaller);
