@@ -27,6 +27,12 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
   const loading = new Map<string, Promise<V>>();
   let subscription: Subscription | undefined;
   let announcementsHeard = 0;
+  /** Stale, not gone: the last value still stands if the next lookup fails; a lookup under way is not kept. */
+  const stale = (key: string) => {
+    announcementsHeard += 1;
+    const entry = entries.get(key);
+    if (entry) entry.until = 0;
+  };
 
   return {
     /** The value of `key`; `load` is asked when none is fresh. `onStale` is told when a failed load leaves the last value standing. */
@@ -59,15 +65,17 @@ export function createAnnouncedCache<V>(options: AnnouncedCacheOptions) {
       }
     },
 
+    /**
+     * Makes `key`'s value stale here at once, as its announcement will elsewhere: for the process
+     * that made the change, which must not answer from the old value until its own announcement
+     * comes back over pub/sub.
+     */
+    forget: (key: string) => stale(key),
+
     /** Listens for announcements; without pub/sub, values are trusted for their TTL. */
     async start() {
       subscription = await options.pubsub
-        .subscribe(options.channel, (message) => {
-          announcementsHeard += 1;
-          const entry = entries.get(announcedId(message) ?? '');
-          // Stale, not gone: it still stands if the next lookup fails.
-          if (entry) entry.until = 0;
-        })
+        .subscribe(options.channel, (message) => stale(announcedId(message) ?? ''))
         .catch((error) => {
           options.onUnheard(error);
           return undefined;

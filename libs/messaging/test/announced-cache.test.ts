@@ -29,6 +29,23 @@ describe('a cache dropped by announcements', () => {
     await cache.stop();
   });
 
+  it('forgets a key at once for the process that changed it, without waiting for its announcement', async () => {
+    const { cache, load, loads } = setUp();
+    // Not listening at all: only `forget` can make the value stale before its TTL.
+    expect(await cache.get('a', load(1))).toBe(1);
+    cache.forget('b');
+    expect(await cache.get('a', load(2))).toBe(1);
+    cache.forget('a');
+    expect(await cache.get('a', load(3))).toBe(3);
+    // A lookup under way when the key was forgotten is answered but not kept.
+    cache.forget('a');
+    const overlapped = cache.get('a', load(4));
+    cache.forget('a');
+    expect(await overlapped).toBe(4);
+    expect(await cache.get('a', load(5))).toBe(5);
+    expect(loads()).toBe(4);
+  });
+
   it('keeps only the values its `keep` accepts', async () => {
     const pubsub = createInProcessPubSub();
     const cache = createAnnouncedCache<number>({

@@ -81,10 +81,13 @@ export const governanceModule = grpcServiceModule({
       quotaSettings: { enabled: config.Quotas.Enabled, timeZone: config.Quotas.TimeZone },
       thresholds,
       // A lost announcement leaves an executor skipping admission for a newly covered agent until its cache expires.
-      announceQuotaChange: (tenantId) =>
-        engines.pubsub.publish(QUOTA_CHANGES_CHANNEL, JSON.stringify({ id: tenantId })).catch((error) => {
+      announceQuotaChange: (tenantId) => {
+        // This process's notices follow the change at once; other processes once the announcement reaches them.
+        ruleCache?.forget(tenantId);
+        return engines.pubsub.publish(QUOTA_CHANGES_CHANNEL, JSON.stringify({ id: tenantId })).catch((error) => {
           logger.warn({ err: error, tenantId }, 'quota rule change could not be announced; executors learn it when their cache expires');
-        }),
+        });
+      },
     });
     const apiKeys = createApiKeyService({
       repository: createApiKeyRepository(database.db),

@@ -26,6 +26,8 @@ export function createQuotaRuleCache(deps: { quotas: Pick<QuotaRepository, 'rule
       const rules = await cache.get(tenantId, () => deps.quotas.rules(tenantId));
       return rules.filter((rule) => rule.agentName === null || rule.agentName === agentName);
     },
+    /** This process changed the tenant's rules: its own reads see the change before the announcement returns. */
+    forget: cache.forget,
     start: cache.start,
     stop: cache.stop,
   };

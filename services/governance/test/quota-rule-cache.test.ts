@@ -42,6 +42,16 @@ describe('the quota rules threshold notices read', () => {
     await cache.stop();
   });
 
+  it('reads the rules again at once in the process that changed them, before any announcement', async () => {
+    const stored = new Map([['acme', [rule('all', null)]]]);
+    const { cache, reads } = setUp(stored);
+    await cache.rules('acme', 'bot');
+    stored.set('acme', []);
+    cache.forget('acme');
+    expect(await cache.rules('acme', 'bot')).toEqual([]);
+    expect(reads).toEqual(['acme', 'acme']);
+  });
+
   it('gives each agent the rules that cover it: its own and those of no agent', async () => {
     const { cache } = setUp(new Map([['acme', [rule('all', null), rule('bots', 'bot'), rule('helpers', 'helper')]]]));
     await cache.start();
