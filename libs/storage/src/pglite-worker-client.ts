@@ -28,11 +28,11 @@ type Reply =
  * than express, gRPC and the runs. The lock of its single backend is kept in that thread: see there.
  *
  * Messages sent in one turn of the event loop cross together (one `postMessage` per batch: a
- * call costs more than cloning a query). Values cross by structured clone, which keeps what PGlite returns and takes (Date, Uint8Array,
- * bigint, plain objects and arrays; a Buffer parameter arrives as a Uint8Array). Errors are sent as
- * their fields and rebuilt here, with the SQLSTATE `code`, `detail`, `constraint`... intact.
- * If the thread dies, every pending and later query fails with SQLSTATE 08006 (connection failure),
- * which the edge reports as unavailable.
+ * call costs more than cloning a query). Values cross by structured clone, which keeps what
+ * PGlite returns and takes (Date, Uint8Array, bigint, plain objects and arrays; a Buffer parameter
+ * arrives as a Uint8Array). Errors are sent as their fields and rebuilt here, with the SQLSTATE
+ * `code`, `detail`, `constraint`... intact. If the thread dies, every pending and later query
+ * fails with SQLSTATE 08006 (connection failure), which the edge reports as unavailable.
  */
 export class PGliteWorker {
   private readonly pending = new Map<number, { resolve: (reply: unknown) => void; reject: (error: Error) => void }>();

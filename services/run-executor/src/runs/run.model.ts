@@ -160,8 +160,10 @@ export const recordedRunInput = (agentName: string, request: StartRunRequest) =>
   ...(request.instructions !== undefined && { instructions: request.instructions }),
 });
 
-/** What the caller still gets when the run row could not be written (recording must not block the run). */
-/** A new run as its row will read once written: `model` is the one the insert names first. */
+/**
+ * A new run as its row will read once written (`model`: the one the insert names first); also what
+ * the caller still gets when the row could not be written (recording must not block the run).
+ */
 export const placeholderRun = (run: NewRun, model?: { provider: string; model: string }): RunRow => ({
   ...run,
   status: 'Running',
