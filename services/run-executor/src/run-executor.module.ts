@@ -6,6 +6,7 @@ import {
   addSpanSink,
   auditOrLog,
   contentCipherFrom,
+  createDirectFetch,
   createGuardedFetch,
   foldLanes,
   grpcServiceModule,
@@ -104,6 +105,7 @@ export const runExecutorModule = grpcServiceModule({
     relay?.start();
     // Tenants' own provider endpoints are checked on every connection (SPEC "Network egress and webhooks").
     const tenantEgress = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
+    const operatorEgress = createDirectFetch();
     const engine = createRunEngine({
       config,
       logger,
@@ -119,11 +121,10 @@ export const runExecutorModule = grpcServiceModule({
       admitRun: quotaCoverage.admitRun,
       tenantSettings: tenantSettings.of,
       toolCatalog: clients.toolCatalog,
-      models: createModelResolver(
-        config,
-        createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider),
-        tenantEgress.fetch,
-      ),
+      models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider), {
+        tenant: tenantEgress.fetch,
+        operator: operatorEgress.fetch,
+      }),
       runSpanClaims: removeSpanSink && spanRecorder,
       breaker: createCircuitBreaker({
         enabled: config.CircuitBreaker.Enabled,
@@ -247,6 +248,7 @@ export const runExecutorModule = grpcServiceModule({
         await relay?.stop();
         await Promise.all([tenantSettings.stop(), cachedAgents.stop(), quotaCoverage.stop()]);
         await tenantEgress.close();
+        await operatorEgress.close();
         clients.close();
       },
     };

@@ -53,7 +53,7 @@ function harnessWith(options: { allowPrivateNetworkTargets: boolean; providers: 
     modelResolver: (config) => {
       const guarded = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets, resolve });
       fetches.push(guarded);
-      return createModelResolver(config, createConcurrencyLimiter(4), guarded.fetch);
+      return createModelResolver(config, createConcurrencyLimiter(4), { tenant: guarded.fetch, operator: fetch });
     },
   });
 }
@@ -135,7 +135,7 @@ describe('a provider that refuses connections', () => {
           mock: { Kind: 'OpenAICompatible', Endpoint: upstream.url },
         },
       },
-      modelResolver: (config) => createModelResolver(config, createConcurrencyLimiter(4), fetch),
+      modelResolver: (config) => createModelResolver(config, createConcurrencyLimiter(4), { tenant: fetch, operator: fetch }),
     });
     const { run } = await harness.run();
     expect(run).toMatchObject({ status: 'Completed', modelProvider: 'mock' });

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { guardedLookup, guardSocket, refusedLiteral, systemResolve, type Resolve } from './connection-guard.js';
+import { requestFetch } from './request-fetch.js';
 import { EgressRefusedError } from './target.js';
 
 export interface GuardedFetch {
@@ -33,16 +34,19 @@ export function createGuardedFetch(policy: {
       if (!allowPrivate) guardSocket(socket, options.host ?? options.hostname);
     },
   });
+  // undici's own fetch (a dispatcher of this package cannot be handed to Node's built-in one), for what requestFetch leaves to it.
+  const viaFetch = (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) =>
+    undiciFetch(input as Parameters<typeof undiciFetch>[0], {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher,
+      redirect: 'manual',
+    }) as unknown as Promise<Response>;
+  const viaRequest = requestFetch(dispatcher, viaFetch);
   const fetch = async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
     // A Request of Node's built-in fetch is not one of undici's: its method, headers and body would be lost.
     if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('the guarded fetch takes a URL and init, not a Request');
     try {
-      // undici's own fetch: a dispatcher of this package cannot be handed to Node's built-in one.
-      return await undiciFetch(input as Parameters<typeof undiciFetch>[0], {
-        ...(init as Parameters<typeof undiciFetch>[1]),
-        dispatcher,
-        redirect: 'manual',
-      });
+      return await viaRequest(input, init);
     } catch (error) {
       throw refusalIn(error) ?? error;
     }

@@ -30,14 +30,19 @@ export interface TenantBindings {
  * slot of its provider (`ModelConcurrency`; a tenant's own provider has slots of its own) for as
  * long as the call runs: tools, child runs and approvals between calls hold none.
  *
- * A tenant's binding sends every request through `tenantFetch`, the egress-guarded fetch (a private
+ * A tenant's binding sends every request through `fetches.tenant`, the egress-guarded fetch (a private
  * target is refused on every connection unless `Egress:AllowPrivateNetworkTargets`). The global
- * providers are the operator's configuration, which may rightly name a model on a private network.
+ * providers are the operator's configuration, which may rightly name a model on a private network:
+ * `fetches.operator` (createDirectFetch) guards nothing.
  */
-export function createModelResolver(config: HangarConfig, concurrency: ConcurrencyLimiter, tenantFetch: typeof globalThis.fetch) {
+export function createModelResolver(
+  config: HangarConfig,
+  concurrency: ConcurrencyLimiter,
+  fetches: { tenant: typeof globalThis.fetch; operator: typeof globalThis.fetch },
+) {
   const cache = new Map<string, LanguageModelV2>();
 
-  function build(name: string, settings: ProviderConfig, model: string, fetch?: typeof globalThis.fetch): LanguageModelV2 {
+  function build(name: string, settings: ProviderConfig, model: string, fetch: typeof globalThis.fetch): LanguageModelV2 {
     const apiKey = settings.ApiKey ?? undefined;
     const baseURL = settings.Endpoint ?? undefined;
     switch (settings.Kind) {
@@ -87,12 +92,12 @@ export function createModelResolver(config: HangarConfig, concurrency: Concurren
           model,
           settings,
           circuit: `${slots}/${model}`,
-          languageModel: cached(key, slots, () => build(provider, settings, model, tenantFetch)),
+          languageModel: cached(key, slots, () => build(provider, settings, model, fetches.tenant)),
         };
       }
       const settings = config.Providers[provider];
       if (!settings) return undefined;
-      const languageModel = cached(`${provider}\u0000${model}`, provider, () => build(provider, settings, model));
+      const languageModel = cached(`${provider}\u0000${model}`, provider, () => build(provider, settings, model, fetches.operator));
       return { provider, model, languageModel, settings, circuit: `${provider}/${model}` };
     },
   };
