@@ -8,7 +8,7 @@ import { sessionModule } from '@hangar/session';
 import { createScriptRunner, createSkillModule } from '@hangar/skill';
 
 /**
- * Every module; in one process they still talk gRPC over loopback, only the engines are embedded.
+ * Every module; in one process their clients call each other directly (in-process.ts), with gRPC’s encodings and middleware; only the engines are embedded.
  * This host registers Hangar's script runner: skill scripts run here when Skills:Scripts allows.
  */
 export const allInOneModules = (): HangarModule[] => [

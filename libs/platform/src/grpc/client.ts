@@ -1,6 +1,6 @@
 import {
   ClientError,
-  createChannel,
+  createChannel as createGrpcChannel,
   createClientFactory,
   Metadata,
   Status,
@@ -13,6 +13,7 @@ import {
 import { HangarError, type ErrorKind } from '../errors.js';
 import { injectContext, inSpan, SpanKind } from '../telemetry.js';
 import { writeCaller, type Caller } from './caller.js';
+import { preferInProcess, type ServiceDefinitionLike } from './in-process.js';
 import type { WireProblem } from './server.js';
 
 export interface CallerOptions {
@@ -66,11 +67,23 @@ function fromClientError(error: unknown): unknown {
 
 const clientFactory = createClientFactory().use(hangarClientMiddleware);
 
+/** The address each channel was made for: a client of it calls a server listening in this process directly. */
+const channelAddresses = new WeakMap<Channel, string>();
+
+export function createChannel(address: string): Channel {
+  const channel = createGrpcChannel(address);
+  channelAddresses.set(channel, address);
+  return channel;
+}
+
 export function createServiceClient<Service extends CompatServiceDefinition>(
   definition: Service,
   channel: Channel,
 ): Client<Service, CallerOptions> {
-  return clientFactory.create(definition, channel) as Client<Service, CallerOptions>;
+  const remote = clientFactory.create(definition, channel) as Client<Service, CallerOptions>;
+  const address = channelAddresses.get(channel);
+  if (address === undefined || !('methods' in definition)) return remote;
+  return preferInProcess(definition as unknown as ServiceDefinitionLike, address, remote, hangarClientMiddleware);
 }
 
-export { createChannel, type Channel };
+export type { Channel };

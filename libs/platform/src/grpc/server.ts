@@ -1,5 +1,6 @@
 import { context as otelContext, trace, SpanStatusCode, type Context, type Meter } from '@opentelemetry/api';
 import {
+  composeServerMiddleware,
   createServer,
   ServerError,
   Status,
@@ -14,6 +15,7 @@ import type { Logger } from '../logging.js';
 import { grpcServerDurations } from '../metrics/server-durations.js';
 import { extractContext, SpanKind, tracer } from '../telemetry.js';
 import { readCaller, type Caller } from './caller.js';
+import { hostInProcess, type ServiceDefinitionLike } from './in-process.js';
 import { addReflection } from './reflection.js';
 
 export interface CallerContext {
@@ -102,12 +104,16 @@ export interface HangarGrpcServer {
  * Hangar process, not one a test builds alone), call durations too.
  */
 export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServer {
-  const base = (meter ? createServer().use(grpcServerDurations(meter)) : createServer()).use(serverMiddleware(logger));
+  const middleware = meter ? composeServerMiddleware(grpcServerDurations(meter), serverMiddleware(logger)) : serverMiddleware(logger);
+  const base = createServer().use(middleware);
   const served: string[] = [];
+  const services: Array<{ definition: ServiceDefinitionLike; implementation: object }> = [];
+  let unhost: (() => void) | undefined;
   const server: Server<CallerContext> = {
     ...base,
     add(definition, implementation) {
       if ('fullName' in definition && typeof definition.fullName === 'string') served.push(definition.fullName);
+      if ('methods' in definition) services.push({ definition: definition as unknown as ServiceDefinitionLike, implementation });
       base.add(definition, implementation);
     },
   };
@@ -119,11 +125,14 @@ export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServe
     async listen(host, port) {
       addReflection(base, served);
       const bound = await server.listen(`${host}:${port}`);
+      // Clients in this process reach it without the socket, by the address they are given (see in-process.ts).
+      unhost = hostInProcess(`${host}:${bound}`, services, middleware);
       health.setStatus('healthy');
       return bound;
     },
     async shutdown() {
       health.setStatus('unhealthy');
+      unhost?.();
       await server.shutdown();
     },
   };
