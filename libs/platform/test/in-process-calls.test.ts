@@ -45,6 +45,7 @@ const implementation = {
   },
   async *startRun(request: { agentName: string }, context: CallContext) {
     streaming = { signal: context.signal, yieldedAll: false };
+    if (request.agentName === 'huge') yield { update: { $case: 'textDelta', value: { text: 'x'.repeat(5 * 1024 * 1024) } } };
     for (let index = 1; index <= 3; index++) yield { update: { $case: 'textDelta', value: { text: `${request.agentName} ${index}` } } };
     if (request.agentName === 'slow') await new Promise(() => {});
     yield { update: { $case: 'textDelta', value: { text: 'last' } } };
@@ -93,6 +94,21 @@ describe('a client of a server in this process', () => {
     expect(brokenHere).toBeInstanceOf(ClientError);
     expect(brokenHere).toMatchObject({ code: Status.INTERNAL, details: (brokenNetwork as ClientError).details });
     expect(brokenNetwork).toMatchObject({ code: Status.INTERNAL });
+  });
+
+  it('refuses a request or an answer over 4 MiB with RESOURCE_EXHAUSTED, as grpc-js does', async () => {
+    const tooLarge = async (client: ReturnType<typeof hereClient>) => {
+      const request = { run: { ...(startRequest('a') as object), messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] } };
+      const sent = await client.estimateRunPrompt(request as never, { caller }).catch((error: unknown) => error);
+      const received = await (async () => {
+        for await (const _message of client.startRun(startRequest('huge'), { caller }));
+      })().catch((error: unknown) => error);
+      return [sent, received] as ClientError[];
+    };
+    const failures = [...(await tooLarge(hereClient())), ...(await tooLarge(networkClient()))];
+    expect(failures.map((failure) => [failure instanceof ClientError, failure.code])).toEqual(
+      Array(4).fill([true, Status.RESOURCE_EXHAUSTED]),
+    );
   });
 
   it('streams every answer of a server-streaming method', async () => {

@@ -173,8 +173,9 @@ async function* callHosted(
   cancel.signal.addEventListener('abort', makeRoom, { once: true });
 
   void (async () => {
-    const iterator = target.handler(copy(method.requestType, request), context);
+    let iterator: AsyncGenerator<unknown, unknown, undefined> | undefined;
     try {
+      iterator = target.handler(copy(method.requestType, request), context);
       for (;;) {
         if (answers.length >= RUN_AHEAD && !cancel.signal.aborted) await new Promise<void>((resolve) => (roomMade = resolve));
         if (cancel.signal.aborted) {
@@ -183,7 +184,7 @@ async function* callHosted(
         }
         const step = await iterator.next();
         if (step.done) {
-          end = { failed: false, value: step.value };
+          end = { failed: false, value: method.responseStream ? undefined : copy(method.responseType, step.value) };
           return;
         }
         answers.push(copy(method.responseType, step.value));
@@ -191,6 +192,11 @@ async function* callHosted(
       }
     } catch (error) {
       end = { failed: true, error };
+      // An answer the client could not take (too large) cancels the call, as the network does.
+      if (error instanceof ServerError && error.code === Status.RESOURCE_EXHAUSTED && iterator) {
+        cancel.abort();
+        void iterator.return(undefined).catch(() => undefined);
+      }
     } finally {
       wakeClient();
     }
@@ -208,12 +214,13 @@ async function* callHosted(
       if (end) {
         completed = true;
         if (end.failed) throw asClientError(target.descriptor.path, end.error);
-        return method.responseStream ? undefined : copy(method.responseType, end.value);
+        return end.value;
       }
-      await untilAborted(new Promise<void>((resolve) => (answered = resolve)), cancel.signal);
+      const answer = new Promise<void>((resolve) => (answered = resolve));
+      await (clientSignal ? untilAborted(answer, clientSignal) : answer);
     }
   } catch (error) {
-    if (!completed && cancel.signal.aborted) throw abortError();
+    if (!completed && clientSignal?.aborted) throw abortError();
     throw error;
   } finally {
     clientSignal?.removeEventListener('abort', onAbort);
@@ -244,9 +251,19 @@ function asClientError(path: string, error: unknown): ClientError {
   return new ClientError(path, Status.UNKNOWN, 'Unknown server error occurred');
 }
 
-/** A message as it arrives over the wire: completed from partial as nice-grpc sends it, encoded and decoded. */
-const copy = (type: MessageType, message: unknown) =>
-  type.decode(type.encode(type.fromPartial ? type.fromPartial(message) : message).finish());
+/** grpc-js's default `grpc.max_receive_message_length`, which Hangar's servers and clients keep. */
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A message as it arrives over the wire: completed from partial as nice-grpc sends it, encoded and
+ * decoded; one larger than a receiver takes is refused as grpc-js refuses it.
+ */
+function copy(type: MessageType, message: unknown): unknown {
+  const bytes = type.encode(type.fromPartial ? type.fromPartial(message) : message).finish();
+  if (bytes.length > MAX_MESSAGE_BYTES)
+    throw new ServerError(Status.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs ${MAX_MESSAGE_BYTES})`);
+  return type.decode(bytes);
+}
 
 const abortError = () => Object.assign(new Error('The operation has been aborted'), { name: 'AbortError' });
 
