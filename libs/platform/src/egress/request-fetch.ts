@@ -25,7 +25,7 @@ export function requestFetch(dispatcher: Dispatcher, fallback: Fetch): Fetch {
     const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
     if ((typeof input !== 'string' && !(input instanceof URL)) || !plainBody) return fallback(input, init);
     const method = (init?.method ?? 'GET').toUpperCase();
-    const headers = headersOf(init?.headers);
+    const headers = new Headers(init?.headers);
     if (typeof body === 'string' && !headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
     let answer: Dispatcher.ResponseData;
     try {
@@ -103,8 +103,4 @@ function webBody(stream: Readable, signal: AbortSignal | undefined): ReadableStr
       stream.destroy(reason instanceof Error ? reason : undefined);
     },
   });
-}
-
-function headersOf(init: RequestInit['headers']): Headers {
-  return init instanceof Headers ? new Headers(init) : new Headers(init ?? {});
 }

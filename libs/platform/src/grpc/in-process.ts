@@ -15,8 +15,9 @@ import {
  * service whose server listens in this process calls its implementation directly, through the same
  * client and server middleware (caller metadata, spans, durations, problem details) and with every
  * message encoded and decoded as on the wire, so a service sees exactly what gRPC would deliver.
- * Loopback gRPC cost about 1.3 ms per unary call and a hop per streamed message (docs/decisions.md
- * "In-process calls"). The split shape runs the same code over the network.
+ * Loopback gRPC cost about 1.3 ms per unary call and a hop per streamed message (docs/decisions.md,
+ * "In one process, modules call each other without the loopback socket"). The split shape runs the
+ * same code over the network.
  *
  * A call is looked up when it is made: a server that stops listening is called over the network
  * again (and answers as a stopped server does). Client-streaming methods always go over the network.
@@ -108,20 +109,22 @@ export function preferInProcess<Client extends object>(
     if (method.requestStream) continue;
     const path = descriptorOf(definition.fullName, method).path;
     const overNetwork = (remote as Record<string, (request: unknown, options?: CallOptions) => unknown>)[key];
-    const call = (request: unknown, options: CallOptions = {}) => {
-      const target = hosted.get(address)?.get(path);
-      const next = (message: unknown, callOptions: CallOptions) => callHosted(target!, method, message, callOptions);
+    const call = (target: HostedMethod, request: unknown, options: CallOptions = {}) => {
+      const next = (message: unknown, callOptions: CallOptions) => callHosted(target, method, message, callOptions);
       return middleware(
-        { method: target!.descriptor, requestStream: false, request, responseStream: method.responseStream, next } as ClientCall,
+        { method: target.descriptor, requestStream: false, request, responseStream: method.responseStream, next } as ClientCall,
         options,
       ) as AsyncGenerator<unknown, unknown, undefined>;
     };
     client[key] = method.responseStream
-      ? (request: unknown, options?: CallOptions) =>
-          hosted.get(address)?.has(path) ? call(request, options) : overNetwork(request, options)
+      ? (request: unknown, options?: CallOptions) => {
+          const target = hosted.get(address)?.get(path);
+          return target ? call(target, request, options) : overNetwork(request, options);
+        }
       : async (request: unknown, options?: CallOptions) => {
-          if (!hosted.get(address)?.has(path)) return overNetwork(request, options);
-          const iterator = call(request, options);
+          const target = hosted.get(address)?.get(path);
+          if (!target) return overNetwork(request, options);
+          const iterator = call(target, request, options);
           for (let step = await iterator.next(); ; step = await iterator.next()) if (step.done) return step.value;
         };
   }

@@ -106,13 +106,11 @@ export interface HangarGrpcServer {
 export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServer {
   const middleware = meter ? composeServerMiddleware(grpcServerDurations(meter), serverMiddleware(logger)) : serverMiddleware(logger);
   const base = createServer().use(middleware);
-  const served: string[] = [];
   const services: Array<{ definition: ServiceDefinitionLike; implementation: object }> = [];
   let unhost: (() => void) | undefined;
   const server: Server<CallerContext> = {
     ...base,
     add(definition, implementation) {
-      if ('fullName' in definition && typeof definition.fullName === 'string') served.push(definition.fullName);
       if ('methods' in definition) services.push({ definition: definition as unknown as ServiceDefinitionLike, implementation });
       base.add(definition, implementation);
     },
@@ -123,7 +121,10 @@ export function createGrpcServer(logger: Logger, meter?: Meter): HangarGrpcServe
     server,
     health,
     async listen(host, port) {
-      addReflection(base, served);
+      addReflection(
+        base,
+        services.flatMap(({ definition }) => definition.fullName ?? []),
+      );
       const bound = await server.listen(`${host}:${port}`);
       // Clients in this process reach it without the socket, by the address they are given (see in-process.ts).
       unhost = hostInProcess(`${host}:${bound}`, services, middleware);
