@@ -13,10 +13,13 @@ function setUp() {
   const pubsub = typedPubSub(createInProcessPubSub(), createLogger({ name: 'tail-test', level: 'silent' }));
   let tableReads = 0;
   let polls = 0;
+  /** A run whose table reads fail (from the moment it is set). */
+  const failing = { runId: undefined as string | undefined };
   const tails = createEventTails({
     events: {
       events: (tenantId, runId, afterSeq) => {
         tableReads++;
+        if (runId === failing.runId) return Promise.reject(new Error('read failed'));
         return stores.eventRepository.events!(tenantId, runId, afterSeq);
       },
       followedRuns: (runIds) => {
@@ -39,7 +42,7 @@ function setUp() {
     for await (const event of tails.tail('t1', runId, afterSeq, AbortSignal.timeout(5000))) seen.push(event.seq);
     return seen;
   };
-  return { stores, tails, store, read, tableReads: () => tableReads, polls: () => polls };
+  return { stores, tails, store, read, failing, tableReads: () => tableReads, polls: () => polls };
 }
 
 const insertRun = (stores: ReturnType<typeof createMemoryStores>, id = RUN) =>
@@ -110,6 +113,27 @@ describe('shared run event tails', () => {
     const stoppedAt = polls();
     await new Promise((resolve) => setTimeout(resolve, POLL_MS * 3));
     expect(polls()).toBe(stoppedAt);
+  });
+
+  it('catches up every other run in the round in which one run’s table read fails', async () => {
+    const { stores, read, failing } = setUp();
+    const [first, second] = ['00000000-0000-4000-8000-0000000002a1', '00000000-0000-4000-8000-0000000002a2'];
+    const target = (runId: string) => ({ runId, rootRunId: runId, tenantId: 't1', agentName: 'a' });
+    for (const runId of [first, second]) await insertRun(stores, runId);
+    // The first run is followed first, so its catch-up comes first in every round.
+    const readingFirst = read(0, first);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const readingSecond = read(0, second);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    failing.runId = first;
+    // Stored without their pub/sub messages: only the poll's catch-up hands them on.
+    await stores.eventRepository.appendEvents!(target(first), [{ seq: 1, type: 'run.completed', data: {} }]);
+    await stores.eventRepository.appendEvents!(target(second), [{ seq: 1, type: 'run.completed', data: {} }]);
+    const startedAt = Date.now();
+    expect(await readingSecond).toEqual([1]);
+    expect(Date.now() - startedAt).toBeLessThan(POLL_MS * 10);
+    failing.runId = undefined;
+    expect(await readingFirst).toEqual([1]);
   });
 
   it('hands a reader the events it missed even after a later reader read past them', async () => {

@@ -92,7 +92,11 @@ export function createEventTails(deps: EventTailDeps) {
       try {
         const standing = await deps.events.followedRuns(followed.map(([runId]) => runId));
         for (const [runId, tail] of followed) {
-          if (tails.get(runId) === tail) await catchUp(runId, tail, standing.get(runId));
+          // One run's failed read leaves the others' catch-up to this round, not the next.
+          if (tails.get(runId) === tail)
+            await catchUp(runId, tail, standing.get(runId)).catch((error: unknown) =>
+              deps.logger.warn({ err: error, runId }, 'run event catch-up failed'),
+            );
         }
       } catch (error) {
         deps.logger.warn({ err: error }, 'run event poll failed');
