@@ -66,6 +66,27 @@ const eventsOf = async (runId: string) => {
   const response = await fetch(`${observer.url}/api/runs/${runId}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
   return parseSseFrames(await response.text());
 };
+/** The run's first stored event, read from its live stream (which stays open while the run goes on). */
+const firstStoredEventOf = async (runId: string) => {
+  const controller = new AbortController();
+  const response = await fetch(`${observer.url}/api/runs/${runId}/events`, {
+    headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    signal: controller.signal,
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (parseSseFrames(text.slice(0, text.lastIndexOf('\n\n') + 1)).length === 0) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    controller.abort();
+  }
+  return parseSseFrames(text)[0];
+};
 
 beforeAll(async () => {
   mock = await startMockOpenAI();
@@ -105,6 +126,9 @@ describe('RunContinuation', () => {
       'both model calls',
       15_000,
     );
+    // The first execution's run.started waits in the event batch window beside the model call
+    // (decisions.md: a process killed in the window loses it); the kill comes once it is stored.
+    for (const runId of [fragile, doomed]) expect((await firstStoredEventOf(runId))?.event).toBe('run.started');
     await crashing.kill();
     expect((await runOf(fragile)).status).toBe('Running');
 
