@@ -32,3 +32,5 @@ export * from './run-request.js';
 export * from './schedules.js';
 export * as schedulePb from './generated/hangar/v1/schedules.js';
 export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
+export * as toolServerPb from './generated/hangar/v1/tool_servers.js';
+export { ToolServerServiceDefinition } from './generated/hangar/v1/tool_servers.js';

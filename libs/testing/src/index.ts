@@ -5,6 +5,7 @@ export * from './jwt.js';
 export * from './ports.js';
 export * from './distributed.js';
 export * from './mock-openai.js';
+export * from './mcp-server.js';
 export * from './all-in-one-process.js';
 export * from './polling.js';
 export * from './private-engines.js';

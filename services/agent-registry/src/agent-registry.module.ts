@@ -4,16 +4,21 @@ import {
   agentCacheKey,
   AgentRegistryServiceDefinition,
   SkillServiceDefinition,
+  ToolServerServiceDefinition,
   type AgentChange,
 } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { createChannel, createServiceClient, grpcServiceModule, type Caller } from '@hangar/platform';
+import { createChannel, createGuardedFetch, createServiceClient, grpcServiceModule, namedSecret, type Caller } from '@hangar/platform';
 import { createAgentRepository, type RegistryDatabase } from './agent.repository.js';
 import { agentRegistryGrpc } from './agent-registry.grpc.js';
 import { createAgentRegistryService } from './agent-registry.service.js';
 import { createCatalog } from './catalog.js';
 import { loadCodeAgents } from './code-agents.loader.js';
 import { REGISTRY_SCHEMA, registryMigrations } from './migrations/index.js';
+import { startToolServerRefresher } from './tool-servers/tool-server-refresher.js';
+import { createToolServerRepository } from './tool-servers/tool-server.repository.js';
+import { createToolServerService } from './tool-servers/tool-server.service.js';
+import { toolServerGrpc } from './tool-servers/tool-servers.grpc.js';
 
 // Changes reach the event log within ~20 ms of their commit here, within a second otherwise.
 const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 30_000 };
@@ -63,8 +68,32 @@ export const agentRegistryModule = grpcServiceModule({
       findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
     });
     grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
+
+    const { Mcp } = config;
+    const mcpFetch = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
+    const toolServers = createToolServerService({
+      repository: createToolServerRepository(database.db),
+      discovery: {
+        fetch: mcpFetch.fetch,
+        timeoutMs: Mcp.ConnectionTimeout,
+        maxTools: Mcp.MaxToolsPerServer,
+        secret: (secretKey) => {
+          const value = namedSecret(config.Hangar.McpSecrets, 'Hangar:McpSecrets:', Mcp.McpSecretsPrefix, secretKey);
+          return value === undefined
+            ? { error: `the secret "${secretKey}" is not configured (or not under Mcp:McpSecretsPrefix)` }
+            : { value };
+        },
+      },
+      allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets,
+      secretsPrefix: Mcp.McpSecretsPrefix,
+      logger,
+    });
+    grpc.server.add(ToolServerServiceDefinition, toolServerGrpc(toolServers));
+    const refresher = startToolServerRefresher(toolServers, Mcp.RefreshInterval, logger);
     return {
       close: async () => {
+        await refresher.stop();
+        await mcpFetch.close();
         await relay?.stop();
         skillChannel.close();
       },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentChange, AgentDefinition, AgentDefinitionRecord } from '@hangar/contracts';
 import type { ShipOutbox } from '@hangar/messaging';
 import { jsonb, shipOutbox, sql, type Generated, type Kysely, type OutboxTables, type Transaction } from '@hangar/storage';
+import type { ToolServerTable } from './tool-servers/tool-server.repository.js';
 
 interface AgentsTable {
   tenant_id: string;
@@ -30,6 +31,7 @@ export interface RegistryDatabase {
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
   agent_change_outbox: AgentChangeOutboxTable;
+  tool_servers: ToolServerTable;
 }
 
 /** Agent changes on their way to the event log, keyed by tenant and name so one agent's changes keep their order. */

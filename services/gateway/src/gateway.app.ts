@@ -15,6 +15,7 @@ import { tenantRoutes } from './routes/tenants.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
+import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { quotaRoutes } from './routes/quotas.routes.js';
@@ -45,6 +46,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...tenantRoutes,
     ...webhookRoutes,
     ...scheduleRoutes,
+    ...toolServerRoutes,
     ...retentionRoutes,
     ...openAIRoutes,
     ...operationsRoutes,

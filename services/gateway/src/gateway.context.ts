@@ -10,6 +10,7 @@ import type {
   WebhookServiceDefinition,
   RetentionPolicyServiceDefinition,
   ScheduleServiceDefinition,
+  ToolServerServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, ProcessMetrics, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -41,6 +42,8 @@ export interface GatewayContext {
   webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
   /** Schedules (served by the run-executor process). */
   schedules: Client<typeof ScheduleServiceDefinition, CallerOptions>;
+  /** MCP tool servers (served by the agent-registry process). */
+  toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
   /** Retention policies (served by the governance process). */
   retention: Client<typeof RetentionPolicyServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */

@@ -976,6 +976,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tool-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tool servers
+         * @description Returns the tenant’s MCP tool servers by name, each with its status and the tools last discovered on it.
+         */
+        get: operations["listToolServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tool-servers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tool server
+         * @description Returns one tool server with its discovered tools (each with the mcp:<server>/<tool> reference agents name) and status. An unknown name is 404.
+         */
+        get: operations["getToolServer"];
+        /**
+         * Register or replace a tool server
+         * @description Stores an MCP server and, when enabled, connects to it and lists its tools before answering (within Mcp:ConnectionTimeout). A server that cannot be reached is still stored, with status Failed and the reason in error. A bad name, URL, transport or header, a private target while Egress:AllowPrivateNetworkTargets is off, or a secretKey outside Mcp:McpSecretsPrefix is 400 and stores nothing. Answers 201 when it created the server, 200 when it replaced one (its tools are discovered again).
+         */
+        put: operations["putToolServer"];
+        post?: never;
+        /**
+         * Delete a tool server
+         * @description Forgets a tool server and its discovered tools. An unknown name is 404.
+         */
+        delete: operations["deleteToolServer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tool-servers/{name}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discover a tool server’s tools again
+         * @description Connects now and replaces the discovered tools with what the server lists (status Ready), or records why it could not (status Failed, earlier tools kept). A disabled server is not connected and answers as it is. An unknown name is 404.
+         */
+        post: operations["refreshToolServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/retention": {
         parameters: {
             query?: never;
@@ -2471,6 +2539,54 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @description Default true; a disabled schedule does not fire but can be triggered */
+            enabled?: boolean;
+        };
+        ToolServer: {
+            name: string;
+            url: string;
+            /** @enum {string} */
+            transport: "streamable-http" | "sse";
+            headers: {
+                [key: string]: string;
+            };
+            secretKey: string | null;
+            enabled: boolean;
+            /**
+             * @description Ready or Failed after a discovery; Failed keeps the tools found before
+             * @enum {string}
+             */
+            status: "Pending" | "Ready" | "Failed" | "Disabled";
+            tools: components["schemas"]["DiscoveredTool"][];
+            /** @description Why the latest discovery failed */
+            error: string | null;
+            /** @description When the tools were last discovered */
+            refreshedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DiscoveredTool: {
+            name: string;
+            description: string;
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            /** @description mcp:<server>/<tool> */
+            reference: string;
+        };
+        ToolServerRequest: {
+            /** @description The MCP endpoint: https:, or http: to a private address while Egress:AllowPrivateNetworkTargets is on */
+            url: string;
+            /** @enum {string} */
+            transport: "streamable-http" | "sse";
+            /** @description Extra request headers (at most 20; not Authorization, which comes from secretKey) */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description A configuration key under Mcp:McpSecretsPrefix whose value is sent as a bearer token */
+            secretKey?: string;
+            /** @description Default true; a disabled server is kept but never connected */
             enabled?: boolean;
         };
         RetentionPolicy: {
@@ -9191,6 +9307,478 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window ends */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listToolServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tool servers */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolServer"][];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the AgentsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getToolServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool server */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolServer"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the AgentsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tool server */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putToolServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolServerRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolServer"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolServer"];
+                };
+            };
+            /** @description Invalid name, URL, transport, headers or secretKey */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the AgentsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteToolServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the AgentsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tool server */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    refreshToolServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool server after discovery */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolServer"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the AgentsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tool server */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

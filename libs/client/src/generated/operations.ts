@@ -91,6 +91,13 @@ export const operationTable = {
     delete: { operationId: 'deleteSchedule', method: 'delete', path: '/api/schedules/{name}', pathParams: ['name'], body: 'none', response: 'none' },
     trigger: { operationId: 'triggerSchedule', method: 'post', path: '/api/schedules/{name}/trigger', pathParams: ['name'], body: 'none', response: 'json' },
   },
+  toolServers: {
+    list: { operationId: 'listToolServers', method: 'get', path: '/api/tool-servers', pathParams: [], body: 'none', response: 'json' },
+    get: { operationId: 'getToolServer', method: 'get', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'json' },
+    put: { operationId: 'putToolServer', method: 'put', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'json', response: 'json' },
+    delete: { operationId: 'deleteToolServer', method: 'delete', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'none' },
+    refresh: { operationId: 'refreshToolServer', method: 'post', path: '/api/tool-servers/{name}/refresh', pathParams: ['name'], body: 'none', response: 'json' },
+  },
   retention: {
     listPolicies: { operationId: 'listRetentionPolicies', method: 'get', path: '/api/retention', pathParams: [], body: 'none', response: 'json' },
     putPolicy: { operationId: 'putRetentionPolicy', method: 'put', path: '/api/retention/{target}', pathParams: ['target'], body: 'json', response: 'json' },
@@ -276,6 +283,18 @@ export interface GeneratedGroups {
     delete(name: PathParam<'deleteSchedule', 'name'>, options?: CallOptions): Promise<void>;
     /** `POST /api/schedules/{name}/trigger`: Run a schedule now */
     trigger(name: PathParam<'triggerSchedule', 'name'>, options?: CallOptions): Promise<JsonResult<'triggerSchedule'>>;
+  };
+  toolServers: {
+    /** `GET /api/tool-servers`: List tool servers */
+    list(options?: CallOptions): Promise<JsonResult<'listToolServers'>>;
+    /** `GET /api/tool-servers/{name}`: Get a tool server */
+    get(name: PathParam<'getToolServer', 'name'>, options?: CallOptions): Promise<JsonResult<'getToolServer'>>;
+    /** `PUT /api/tool-servers/{name}`: Register or replace a tool server */
+    put(name: PathParam<'putToolServer', 'name'>, body: JsonBody<'putToolServer'>, options?: CallOptions): Promise<JsonResult<'putToolServer'>>;
+    /** `DELETE /api/tool-servers/{name}`: Delete a tool server */
+    delete(name: PathParam<'deleteToolServer', 'name'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/tool-servers/{name}/refresh`: Discover a tool server’s tools again */
+    refresh(name: PathParam<'refreshToolServer', 'name'>, options?: CallOptions): Promise<JsonResult<'refreshToolServer'>>;
   };
   retention: {
     /** `GET /api/retention`: List retention policies */

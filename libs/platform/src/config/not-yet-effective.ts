@@ -74,13 +74,9 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Tool servers (MCP)': [
     'Validation:McpTimeout',
     'Mcp:Enabled',
-    'Mcp:RefreshInterval',
-    'Mcp:ConnectionTimeout',
-    'Mcp:MaxToolsPerServer',
     'Mcp:MaxResourceBytesPerResource',
     'Mcp:MaxResourceBytesTotal',
     'Mcp:OAuthCallbackBaseUri',
-    'Mcp:McpSecretsPrefix',
   ],
   // API.md "Workflows".
   Workflows: [

@@ -182,6 +182,8 @@ export const ConfigSchema = z
       ProviderKeys: z.record(z.string(), z.string()).default({}),
       /** Standard Webhooks signing secrets (`whsec_…`), each named by a subscription's `secretKey` (`Hangar:WebhookSecrets:<name>`). */
       WebhookSecrets: z.record(z.string(), z.string()).default({}),
+      /** Bearer tokens of MCP tool servers, each named by a server's `secretKey` (`Hangar:McpSecrets:<name>`). */
+      McpSecrets: z.record(z.string(), z.string()).default({}),
       /** Content protection keys (base64 of 32 bytes), each named by a `ContentProtection:Keys` entry (`Hangar:ContentKeys:<name>`). */
       ContentKeys: z.record(z.string(), z.string()).default({}),
       Runs: section({

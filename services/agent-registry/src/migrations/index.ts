@@ -37,4 +37,27 @@ export const registryMigrations: Record<string, Migration> = {
       await createOutboxTables(db, AGENT_CHANGE_OUTBOX);
     },
   },
+  '0003_tool_servers': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('tool_servers')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('transport', 'text', (column) => column.notNull())
+        .addColumn('headers', 'jsonb', (column) => column.notNull())
+        .addColumn('secret_key', 'text')
+        .addColumn('enabled', 'boolean', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('tools', 'jsonb', (column) => column.notNull())
+        .addColumn('error', 'text')
+        .addColumn('refreshed_at', 'timestamptz')
+        .addColumn('refresh_claimed_until', 'timestamptz')
+        .addColumn('revision', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('tool_servers_pk', ['tenant_id', 'name'])
+        .execute();
+    },
+  },
 };

@@ -8,6 +8,8 @@ export const API_TAGS = {
   Sessions: 'Conversations kept across runs: their messages and state, branching and deletion.',
   Attachments: 'Files uploaded for runs (checked by signature and size), their descriptors and bytes.',
   Catalog: 'The configured models and the tools agents may use.',
+  'Tool servers':
+    'MCP tool servers of the tenant (streamable HTTP or SSE), their status and the tools discovered on them, which agents name as mcp:<server>/<tool>.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',
   'Skill script grants': 'Grants that allow a skill’s scripts to run, with an optional expiry.',
   Quotas: 'Usage limits per tenant (runs, tokens, cost) over a period; a run over a limit is refused with 429.',

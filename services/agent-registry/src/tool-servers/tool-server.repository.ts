@@ -1,0 +1,159 @@
+import { jsonb, sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
+import type { RegistryDatabase } from '../agent.repository.js';
+import type { Discovery, DiscoveredTool, ToolServer, ToolServerInput, ToolServerStatus, ToolServerTransport } from './tool-server.model.js';
+
+export interface ToolServerTable {
+  tenant_id: string;
+  name: string;
+  url: string;
+  transport: string;
+  headers: unknown;
+  secret_key: string | null;
+  enabled: boolean;
+  status: string;
+  tools: unknown;
+  error: string | null;
+  refreshed_at: Date | null;
+  /** Until when one instance's refresh holds the server (others skip it). */
+  refresh_claimed_until: Date | null;
+  /** One more on every save, so a discovery of older settings is not recorded over newer ones. */
+  revision: number;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+const toToolServer = (row: Selectable<ToolServerTable>): ToolServer => ({
+  tenantId: row.tenant_id,
+  name: row.name,
+  url: row.url,
+  transport: row.transport as ToolServerTransport,
+  headers: row.headers as Record<string, string>,
+  secretKey: row.secret_key,
+  enabled: row.enabled,
+  status: row.status as ToolServerStatus,
+  tools: row.tools as DiscoveredTool[],
+  error: row.error,
+  refreshedAt: row.refreshed_at,
+  revision: row.revision,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** A tenant's tool servers and their discovered tools (`tool_servers`). */
+export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
+  return {
+    /** Saves a server; a replaced one forgets its tools and is discovered again. */
+    async put(tenantId: string, name: string, input: ToolServerInput): Promise<{ toolServer: ToolServer; created: boolean }> {
+      const status: ToolServerStatus = input.enabled ? 'Pending' : 'Disabled';
+      const row = await db
+        .insertInto('tool_servers')
+        .values({
+          tenant_id: tenantId,
+          name,
+          url: input.url,
+          transport: input.transport,
+          headers: jsonb(input.headers),
+          secret_key: input.secretKey,
+          enabled: input.enabled,
+          status,
+          tools: jsonb([]),
+          error: null,
+          refreshed_at: null,
+          refresh_claimed_until: null,
+          revision: 1,
+        })
+        .onConflict((conflict) =>
+          conflict.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
+            url: eb.ref('excluded.url'),
+            transport: eb.ref('excluded.transport'),
+            headers: eb.ref('excluded.headers'),
+            secret_key: eb.ref('excluded.secret_key'),
+            enabled: eb.ref('excluded.enabled'),
+            status: eb.ref('excluded.status'),
+            tools: eb.ref('excluded.tools'),
+            error: null,
+            refreshed_at: null,
+            refresh_claimed_until: null,
+            revision: sql<number>`tool_servers.revision + 1`,
+            updated_at: sql<Date>`now()`,
+          })),
+        )
+        .returningAll()
+        // xmax is 0 for a row this statement inserted, not for one it updated.
+        .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
+        .executeTakeFirstOrThrow();
+      return { toolServer: toToolServer(row), created: row.inserted };
+    },
+
+    async get(tenantId: string, name: string): Promise<ToolServer | undefined> {
+      const row = await db
+        .selectFrom('tool_servers')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('name', '=', name)
+        .executeTakeFirst();
+      return row && toToolServer(row);
+    },
+
+    async list(tenantId: string): Promise<ToolServer[]> {
+      const rows = await db.selectFrom('tool_servers').selectAll().where('tenant_id', '=', tenantId).orderBy('name').execute();
+      return rows.map(toToolServer);
+    },
+
+    async delete(tenantId: string, name: string): Promise<boolean> {
+      const deleted = await db.deleteFrom('tool_servers').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+      return deleted.numDeletedRows > 0n;
+    },
+
+    /**
+     * Records a discovery of the server as saved at `revision`; a server saved again (or deleted)
+     * meanwhile is left alone, since what was found belongs to the old settings.
+     */
+    async recordDiscovery(tenantId: string, name: string, revision: number, discovery: Discovery): Promise<ToolServer | undefined> {
+      const row = await db
+        .updateTable('tool_servers')
+        .set({
+          status: discovery.ok ? 'Ready' : 'Failed',
+          ...(discovery.ok && { tools: jsonb(discovery.tools) }),
+          error: discovery.ok ? null : discovery.error,
+          refreshed_at: sql<Date>`now()`,
+          refresh_claimed_until: null,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('name', '=', name)
+        .where('revision', '=', revision)
+        .where('enabled', '=', true)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toToolServer(row);
+    },
+
+    /**
+     * Claims up to `limit` enabled servers of any tenant whose tools are older than `intervalMs`
+     * (or never discovered) for `claimMs`: instances refreshing side by side take different ones.
+     */
+    async claimDue(intervalMs: number, claimMs: number, limit: number): Promise<ToolServer[]> {
+      const due = db
+        .selectFrom('tool_servers')
+        .select(['tenant_id', 'name'])
+        .where('enabled', '=', true)
+        .where((eb) =>
+          eb.or([eb('refreshed_at', 'is', null), eb('refreshed_at', '<', sql<Date>`now() - ${intervalMs} * interval '1 millisecond'`)]),
+        )
+        .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', sql<Date>`now()`)]))
+        .orderBy(sql`refreshed_at asc nulls first`)
+        .limit(limit)
+        .forUpdate()
+        .skipLocked();
+      const rows = await db
+        .updateTable('tool_servers')
+        .set({ refresh_claimed_until: sql<Date>`now() + ${claimMs} * interval '1 millisecond'` })
+        .where(sql<boolean>`(tenant_id, name) in (${due})`)
+        .returningAll()
+        .execute();
+      return rows.map(toToolServer);
+    },
+  };
+}
+
+export type ToolServerRepository = ReturnType<typeof createToolServerRepository>;

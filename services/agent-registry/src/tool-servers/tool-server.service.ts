@@ -1,0 +1,128 @@
+import { checkServiceEndpoint, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
+import { discoverTools, type McpDiscoverySettings } from './mcp-discovery.js';
+import type { ToolServer, ToolServerInput, ToolServerTransport } from './tool-server.model.js';
+import type { ToolServerRepository } from './tool-server.repository.js';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const TRANSPORTS: ToolServerTransport[] = ['streamable-http', 'sse'];
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,4096}$/;
+/** Set by the MCP transport itself, or a secret that belongs under `secretKey`. */
+const RESERVED_HEADERS = new Set([
+  'authorization',
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+]);
+const MAX_HEADERS = 20;
+/** Servers refreshed per round of the background refresh. */
+const REFRESH_BATCH = 20;
+
+export interface ToolServerRequest {
+  url: string;
+  transport: string;
+  headers: Record<string, string>;
+  secretKey?: string;
+  enabled: boolean;
+}
+
+export interface ToolServerServiceDeps {
+  repository: ToolServerRepository;
+  discovery: McpDiscoverySettings;
+  /** `Egress:AllowPrivateNetworkTargets`, judged at save for an IP literal (the guarded fetch judges every connection). */
+  allowPrivateNetworkTargets: boolean;
+  /** `Mcp:McpSecretsPrefix`. */
+  secretsPrefix: string;
+  logger: Logger;
+}
+
+/** A tenant's MCP tool servers (API.md "Tool servers (MCP) and exposure") and the tools discovered on them. */
+export function createToolServerService(deps: ToolServerServiceDeps) {
+  const { repository } = deps;
+
+  async function existing(caller: Caller, name: string): Promise<ToolServer> {
+    const server = NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
+    if (!server) throw notFound(`tool server "${name}" not found`);
+    return server;
+  }
+
+  /** The request as it may be stored, refused with every reason at once. */
+  function checked(name: string, request: ToolServerRequest): ToolServerInput {
+    const errors: FieldError[] = [];
+    if (!NAME.test(name))
+      errors.push({ path: 'name', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
+    const target = checkServiceEndpoint(request.url, { allowPrivateNetworkTargets: deps.allowPrivateNetworkTargets });
+    if (!target.ok) errors.push({ path: 'url', message: target.reason });
+    if (!TRANSPORTS.includes(request.transport as ToolServerTransport))
+      errors.push({ path: 'transport', message: `must be one of ${TRANSPORTS.join(', ')}` });
+    const headers = Object.entries(request.headers);
+    if (headers.length > MAX_HEADERS) errors.push({ path: 'headers', message: `at most ${MAX_HEADERS} headers` });
+    for (const [header, value] of headers) {
+      if (!HEADER_NAME.test(header)) errors.push({ path: `headers.${header}`, message: 'is not a valid header name' });
+      else if (RESERVED_HEADERS.has(header.toLowerCase()))
+        errors.push({
+          path: `headers.${header}`,
+          message: header.toLowerCase() === 'authorization' ? 'is sent from secretKey, not stored' : 'is set by the MCP transport',
+        });
+      if (!HEADER_VALUE.test(value)) errors.push({ path: `headers.${header}`, message: 'must be at most 4096 printable ASCII characters' });
+    }
+    if (request.secretKey !== undefined && (!request.secretKey.startsWith(deps.secretsPrefix) || request.secretKey === deps.secretsPrefix))
+      errors.push({ path: 'secretKey', message: `must name a configuration key under ${deps.secretsPrefix} (Mcp:McpSecretsPrefix)` });
+    if (errors.length) throw validationError('the tool server is not valid', errors);
+    return {
+      url: request.url,
+      transport: request.transport as ToolServerTransport,
+      headers: Object.fromEntries(headers.map(([header, value]) => [header.toLowerCase(), value])),
+      secretKey: request.secretKey ?? null,
+      enabled: request.enabled,
+    };
+  }
+
+  /** Discovers a server's tools and records them; a server saved again meanwhile keeps its newer state. */
+  async function discover(server: ToolServer): Promise<ToolServer> {
+    const discovery = await discoverTools(server, deps.discovery);
+    if (!discovery.ok)
+      deps.logger.warn({ tenant: server.tenantId, toolServer: server.name, reason: discovery.error }, 'tool server discovery failed');
+    return (
+      (await repository.recordDiscovery(server.tenantId, server.name, server.revision, discovery)) ??
+      (await repository.get(server.tenantId, server.name)) ??
+      server
+    );
+  }
+
+  return {
+    /** Saves a server and, when enabled, discovers its tools before answering (a server that is down is saved as Failed). */
+    async put(caller: Caller, name: string, request: ToolServerRequest): Promise<{ toolServer: ToolServer; created: boolean }> {
+      const input = checked(name, request);
+      const { toolServer, created } = await repository.put(caller.tenantId, name, input);
+      return { toolServer: toolServer.enabled ? await discover(toolServer) : toolServer, created };
+    },
+    get: existing,
+    list: (caller: Caller) => repository.list(caller.tenantId),
+    async delete(caller: Caller, name: string): Promise<void> {
+      if (!NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`tool server "${name}" not found`);
+    },
+    /** Discovers again now; a disabled server is not connected and answers as it is. */
+    async refresh(caller: Caller, name: string): Promise<ToolServer> {
+      const server = await existing(caller, name);
+      return server.enabled ? discover(server) : server;
+    },
+    /**
+     * One round of the background refresh (`Mcp:RefreshInterval`): servers of every tenant whose
+     * tools are older than the interval, claimed so that instances side by side take different ones.
+     */
+    async refreshDue(intervalMs: number): Promise<number> {
+      const due = await repository.claimDue(intervalMs, deps.discovery.timeoutMs * 2, REFRESH_BATCH);
+      await Promise.all(due.map(discover));
+      return due.length;
+    },
+  };
+}
+
+export type ToolServerService = ReturnType<typeof createToolServerService>;

@@ -1,0 +1,103 @@
+import { registryMigrations, type RegistryDatabase } from '@hangar/agent-registry';
+import { sql, type Kysely } from '@hangar/storage';
+import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolServerInput } from '../src/tool-servers/tool-server.model.js';
+import { createToolServerRepository, type ToolServerRepository } from '../src/tool-servers/tool-server.repository.js';
+
+const input = (overrides: Partial<ToolServerInput> = {}): ToolServerInput => ({
+  url: 'https://tools.example.com/mcp',
+  transport: 'streamable-http',
+  headers: { 'x-team': 'billing' },
+  secretKey: null,
+  enabled: true,
+  ...overrides,
+});
+const tool = (name: string) => ({ name, description: `does ${name}`, inputSchema: { type: 'object', properties: {} } });
+
+/** Tool servers on both engines: saves per tenant, discoveries recorded only for the settings they used, refresh claims. */
+describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
+  let fixture: EngineFixture;
+  let db: Kysely<RegistryDatabase>;
+  let servers: ToolServerRepository;
+
+  beforeAll(async () => {
+    fixture = await openEngine(engine);
+    db = (await fixture.storage.open<RegistryDatabase>('registry', registryMigrations)).db;
+    servers = createToolServerRepository(db);
+  });
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  it('creates, replaces (forgetting discovered tools) and deletes per tenant', async () => {
+    const first = await servers.put('t1', 'kept', input());
+    expect(first).toMatchObject({
+      created: true,
+      toolServer: { status: 'Pending', tools: [], revision: 1, headers: { 'x-team': 'billing' } },
+    });
+    await servers.recordDiscovery('t1', 'kept', 1, { ok: true, tools: [tool('add')] });
+    expect((await servers.get('t1', 'kept'))?.tools).toEqual([tool('add')]);
+
+    const replaced = await servers.put('t1', 'kept', input({ transport: 'sse', enabled: false }));
+    expect(replaced).toMatchObject({
+      created: false,
+      toolServer: { status: 'Disabled', tools: [], transport: 'sse', revision: 2, refreshedAt: null },
+    });
+    expect(await servers.get('t2', 'kept')).toBeUndefined();
+    expect((await servers.list('t1')).map((server) => server.name)).toEqual(['kept']);
+    expect(await servers.delete('t2', 'kept')).toBe(false);
+    expect(await servers.delete('t1', 'kept')).toBe(true);
+    expect(await servers.get('t1', 'kept')).toBeUndefined();
+  });
+
+  it('records a discovery only for the revision it used, and a failure keeps the tools found before', async () => {
+    await servers.put('t1', 'raced', input());
+    expect(await servers.recordDiscovery('t1', 'raced', 1, { ok: true, tools: [tool('a'), tool('b')] })).toMatchObject({
+      status: 'Ready',
+      error: null,
+    });
+    const failed = await servers.recordDiscovery('t1', 'raced', 1, { ok: false, error: 'connection refused' });
+    expect(failed).toMatchObject({ status: 'Failed', error: 'connection refused', tools: [tool('a'), tool('b')] });
+    expect(failed?.refreshedAt).toBeInstanceOf(Date);
+
+    await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }));
+    // A discovery of the first settings that finishes after the second save is not recorded.
+    expect(await servers.recordDiscovery('t1', 'raced', 1, { ok: true, tools: [tool('stale')] })).toBeUndefined();
+    expect(await servers.get('t1', 'raced')).toMatchObject({ status: 'Pending', tools: [], revision: 2 });
+    // Nor on a server disabled meanwhile.
+    await servers.put('t1', 'raced', input({ enabled: false }));
+    expect(await servers.recordDiscovery('t1', 'raced', 3, { ok: true, tools: [tool('late')] })).toBeUndefined();
+  });
+
+  it('claims enabled servers whose tools are due, each once until its claim lapses', async () => {
+    await db.deleteFrom('tool_servers').execute();
+    await servers.put('t1', 'never-discovered', input());
+    await servers.put('t2', 'fresh', input());
+    await servers.recordDiscovery('t2', 'fresh', 1, { ok: true, tools: [] });
+    await servers.put('t2', 'stale', input());
+    await servers.recordDiscovery('t2', 'stale', 1, { ok: true, tools: [] });
+    await db
+      .updateTable('tool_servers')
+      .set({ refreshed_at: sql<Date>`now() - interval '1 hour'` })
+      .where('name', '=', 'stale')
+      .execute();
+    await servers.put('t1', 'off', input({ enabled: false }));
+
+    const claimed = await servers.claimDue(60_000, 30_000, 10);
+    expect(claimed.map((server) => `${server.tenantId}/${server.name}`).sort()).toEqual(['t1/never-discovered', 't2/stale']);
+    // A second instance finds them claimed.
+    expect(await servers.claimDue(60_000, 30_000, 10)).toEqual([]);
+    // A claim that lapsed (its instance died mid-discovery) is taken again; a recorded discovery ends a claim.
+    await db
+      .updateTable('tool_servers')
+      .set({ refresh_claimed_until: sql<Date>`now() - interval '1 second'` })
+      .where('name', '=', 'stale')
+      .execute();
+    expect((await servers.claimDue(60_000, 30_000, 10)).map((server) => server.name)).toEqual(['stale']);
+    expect((await servers.claimDue(60_000, 30_000, 1)).length).toBe(0);
+    await servers.recordDiscovery('t1', 'never-discovered', 1, { ok: true, tools: [] });
+    // At interval 0 every enabled server not claimed is due.
+    expect((await servers.claimDue(0, 30_000, 10)).map((server) => server.name).sort()).toEqual(['fresh', 'never-discovered']);
+  });
+});
