@@ -1,5 +1,14 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { eventually, startHangar, startMcpServer, type HangarUnderTest, type TestMcpServer } from '@hangar/testing';
+import {
+  eventually,
+  parseSseFrames,
+  startHangar,
+  startMcpServer,
+  startMockOpenAI,
+  type HangarUnderTest,
+  type MockOpenAI,
+  type TestMcpServer,
+} from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -9,6 +18,7 @@ const acme = { 'x-hangar-tenant': 'acme' };
 const globex = { 'x-hangar-tenant': 'globex' };
 const tenancy = { Tenancy: { Enabled: true, AllowHeaderResolution: true } };
 let mcp: TestMcpServer;
+let model: MockOpenAI;
 let hangar: HangarUnderTest;
 let guarded: HangarUnderTest;
 
@@ -17,6 +27,14 @@ const toolNames = (server: { tools: Array<{ name: string }> }) => server.tools.m
 
 beforeAll(async () => {
   mcp = await startMcpServer();
+  model = await startMockOpenAI();
+  // Calls the tool it is told to (the user's message names it and its arguments), then reports what came back.
+  model.script('tool-user', (request) => {
+    const result = request.messages.find((message) => message.role === 'tool');
+    if (result) return { text: `the tool said: ${typeof result.content === 'string' ? result.content : JSON.stringify(result.content)}` };
+    const [name, args] = String(request.messages.at(-1)?.content).split(' ');
+    return { toolCall: { name, args: JSON.parse(args) } };
+  });
   [hangar, guarded] = await Promise.all([
     startHangar({
       modules: allInOneModules(),
@@ -25,6 +43,8 @@ beforeAll(async () => {
         Egress: { AllowPrivateNetworkTargets: true },
         Mcp: { ConnectionTimeout: '1500ms', RefreshInterval: '1s' },
         Hangar: { McpSecrets: { tools: 'tool-token' } },
+        Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: model.url } },
+        Tools: { DefaultTimeout: '2s' },
       },
     }),
     // Private targets refused (the default): the test server on 127.0.0.1 is one.
@@ -35,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([hangar?.stop(), guarded?.stop()]);
   await mcp?.close();
+  await model?.close();
 });
 
 describe('tool servers', () => {
@@ -50,7 +71,7 @@ describe('tool servers', () => {
       status: 'Ready',
       error: null,
     });
-    expect(toolNames(created.body)).toEqual(['add', 'echo']);
+    expect(toolNames(created.body)).toEqual(['add', 'echo', 'wait']);
     const add = created.body.tools.find((tool: { name: string }) => tool.name === 'add');
     expect(add).toMatchObject({ description: 'Adds two numbers', reference: 'mcp:calc/add' });
     expect(add.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } });
@@ -77,7 +98,7 @@ describe('tool servers', () => {
     const created = await put('legacy', { url: mcp.sseUrl, transport: 'sse', secretKey: 'Hangar:McpSecrets:tools' });
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ status: 'Ready', secretKey: 'Hangar:McpSecrets:tools' });
-    expect(toolNames(created.body)).toEqual(['add', 'echo']);
+    expect(toolNames(created.body)).toEqual(['add', 'echo', 'wait']);
     const sent = mcp.authorizations.slice(before);
     expect(sent.length).toBeGreaterThan(1);
     expect(new Set(sent)).toEqual(new Set(['Bearer tool-token']));
@@ -100,11 +121,11 @@ describe('tool servers', () => {
 
     // A server added its tool after it was registered: refresh (and the background refresh) find it.
     const grown = await put('grown', { url: mcp.streamableUrl, transport: 'streamable-http' });
-    expect(toolNames(grown.body)).toEqual(['add', 'echo']);
+    expect(toolNames(grown.body)).toEqual(['add', 'echo', 'wait']);
     mcp.addTool('lookup');
     const refreshed = await hangar.request('POST', '/api/tool-servers/grown/refresh', { headers: acme });
     expect(refreshed.status).toBe(200);
-    expect(toolNames(refreshed.body)).toEqual(['add', 'echo', 'lookup']);
+    expect(toolNames(refreshed.body)).toEqual(['add', 'echo', 'lookup', 'wait']);
     expect(new Date(refreshed.body.refreshedAt).getTime()).toBeGreaterThan(new Date(grown.body.refreshedAt).getTime());
   });
 
@@ -159,5 +180,96 @@ describe('tool servers', () => {
     expectProblem(await hangar.request('POST', '/api/tool-servers/acme-only/refresh', { headers: globex }), 404, 'not_found');
     expectProblem(await hangar.request('DELETE', '/api/tool-servers/acme-only', { headers: globex }), 404, 'not_found');
     expect((await hangar.request('GET', '/api/tool-servers', { headers: globex })).body).toEqual([]);
+  });
+});
+
+describe('agents with MCP tools', () => {
+  const agent = (name: string, tools: string[], on = hangar) =>
+    on.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model: 'tool-user' }, tools }, headers: acme });
+  const runJson = (agentName: string, message: string) =>
+    hangar.request('POST', `/api/agents/${agentName}/run`, {
+      body: { message },
+      headers: { ...acme, 'idempotency-key': crypto.randomUUID() },
+    });
+
+  beforeAll(async () => {
+    expect(
+      (await put('maths', { url: mcp.streamableUrl, transport: 'streamable-http', secretKey: 'Hangar:McpSecrets:tools' })).status,
+    ).toBe(201);
+  });
+
+  it('validates mcp:<server>/<tool> references with a fresh lookup', async () => {
+    const missing = await agent('bad-tools', ['mcp:maths/subtract', 'mcp:nowhere/add', 'mcp:no-slash']);
+    expectProblem(missing, 400, 'validation_failed');
+    expect(missing.body.errors).toEqual([
+      expect.objectContaining({ path: 'tools[0]', code: 'tool_not_found', message: expect.stringContaining('does not list "subtract"') }),
+      expect.objectContaining({
+        path: 'tools[1]',
+        code: 'tool_not_found',
+        message: expect.stringContaining('"nowhere" is not registered'),
+      }),
+      expect.objectContaining({ path: 'tools[2]', code: 'tool_not_found', message: expect.stringContaining('mcp:<server>/<tool>') }),
+    ]);
+    // The lookup is fresh: a tool the server lists now validates before any refresh.
+    mcp.addTool('convert');
+    expect((await agent('converter', ['mcp:maths/convert'])).status).toBe(201);
+    // The tenant's discovered tools are in its tool catalog, under their references.
+    const catalog = (await hangar.request('GET', '/api/tools', { headers: acme })).body.map((tool: { name: string }) => tool.name);
+    expect(catalog).toEqual(expect.arrayContaining(['clock', 'mcp:maths/add', 'mcp:maths/convert']));
+    expect((await hangar.request('GET', '/api/tools', { headers: globex })).body.map((tool: { name: string }) => tool.name)).not.toContain(
+      'mcp:maths/add',
+    );
+  });
+
+  it('a model calls an MCP tool: the call reaches the server with its secret, and the result is recorded', async () => {
+    expect((await agent('adder', ['mcp:maths/add', 'clock'])).status).toBe(201);
+    const calls = mcp.calls.length;
+    const done = await runJson('adder', 'mcp_maths_add {"a":2,"b":3}');
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.output.text).toBe('the tool said: 5');
+    expect(mcp.calls.slice(calls)).toEqual([{ name: 'add', args: { a: 2, b: 3 } }]);
+    expect(mcp.authorizations.at(-1)).toBe('Bearer tool-token');
+    // The model was offered the tool under its model-facing name, beside the built-in one.
+    expect(
+      model.requests
+        .at(-2)
+        ?.tools?.map((tool) => tool.function.name)
+        .sort(),
+    ).toEqual(['clock', 'mcp_maths_add']);
+
+    const events = await hangar.request('GET', `/api/runs/${done.body.runId}/events`, { headers: acme });
+    const frames = parseSseFrames(events.text);
+    expect(frames.find((frame) => frame.event === 'tool.invoking')?.data.data).toMatchObject({
+      toolName: 'mcp_maths_add',
+      args: { a: 2, b: 3 },
+    });
+    expect(frames.find((frame) => frame.event === 'tool.completed')?.data.data).toMatchObject({ toolName: 'mcp_maths_add', result: '5' });
+  });
+
+  const failedToolOf = async (runId: string) => {
+    const frames = parseSseFrames((await hangar.request('GET', `/api/runs/${runId}/events`, { headers: acme })).text);
+    return frames.find((frame) => frame.event === 'tool.failed')?.data.data.error as string | undefined;
+  };
+
+  it('a tool call that outlasts Tools:DefaultTimeout fails the call, not the run', async () => {
+    expect((await agent('waiter', ['mcp:maths/wait'])).status).toBe(201);
+    const started = Date.now();
+    const slow = await runJson('waiter', 'mcp_maths_wait {"ms":10000}');
+    expect(slow.status, slow.text).toBe(200);
+    expect(slow.body).toMatchObject({ status: 'Completed' });
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(slow.body.output.text).toContain('Tools:DefaultTimeout');
+    expect(await failedToolOf(slow.body.runId)).toContain('took longer than 2000 ms (Tools:DefaultTimeout)');
+  });
+
+  it('a tool server that went away fails the call, not the run', async () => {
+    const doomed = await startMcpServer();
+    expect((await put('doomed', { url: doomed.streamableUrl, transport: 'streamable-http' })).body.status).toBe('Ready');
+    expect((await agent('doomed-user', ['mcp:doomed/echo'])).status).toBe(201);
+    await doomed.close();
+    const done = await runJson('doomed-user', 'mcp_doomed_echo {"text":"anyone?"}');
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ status: 'Completed' });
+    expect(await failedToolOf(done.body.runId)).toContain('tool server doomed could not be used');
   });
 });

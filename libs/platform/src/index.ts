@@ -24,6 +24,7 @@ export * from './egress/target.js';
 export * from './egress/client.js';
 export * from './egress/fetch.js';
 export * from './egress/request-fetch.js';
+export * from './mcp/connect.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';
 export * from './content/content-from-config.js';

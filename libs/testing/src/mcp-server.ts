@@ -28,8 +28,8 @@ const readJson = async (request: IncomingMessage): Promise<unknown> => {
 };
 
 /**
- * A real MCP server (the official SDK's) on a free loopback port, over both transports, with two
- * tools: `add` ({a, b} → their sum) and `echo` ({text} → the text).
+ * A real MCP server (the official SDK's) on a free loopback port, over both transports, with three
+ * tools: `add` ({a, b} → their sum), `echo` ({text} → the text) and `wait` ({ms} → "waited", after ms).
  */
 export async function startMcpServer(): Promise<TestMcpServer> {
   const authorizations: Array<string | undefined> = [];
@@ -47,6 +47,11 @@ export async function startMcpServer(): Promise<TestMcpServer> {
     server.registerTool('echo', { description: 'Says the text back', inputSchema: { text: z.string() } }, async ({ text }) => {
       calls.push({ name: 'echo', args: { text } });
       return { content: [{ type: 'text', text }] };
+    });
+    server.registerTool('wait', { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }) => {
+      calls.push({ name: 'wait', args: { ms } });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: 'text', text: 'waited' }] };
     });
     for (const name of extraTools)
       server.registerTool(name, { description: `The ${name} tool`, inputSchema: { value: z.string().optional() } }, async (args) => {

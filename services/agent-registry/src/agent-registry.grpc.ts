@@ -93,8 +93,8 @@ export function agentRegistryGrpc(service: AgentRegistryService): pb.AgentRegist
         })),
       };
     },
-    async listTools() {
-      return { tools: service.tools() };
+    async listTools(_request, { caller }) {
+      return { tools: await service.tools(caller) };
     },
     async resolveAgent({ name }, { caller }) {
       const { definition, version } = await service.resolve(caller, name);

@@ -58,17 +58,6 @@ export const agentRegistryModule = grpcServiceModule({
     };
     const skillChannel = createChannel(addressOf('Skill'));
     const skills = createServiceClient(SkillServiceDefinition, skillChannel);
-    const service = createAgentRegistryService({
-      repository,
-      changed,
-      catalog: createCatalog(config),
-      codeAgents: await loadCodeAgents(config.CodeAgents.Modules),
-      maxSkillsPerAgent: config.Skills.MaxSkillsPerAgent,
-      reserveRatio: config.Preflight.ReserveRatio,
-      findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
-    });
-    grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
-
     const { Mcp } = config;
     const mcpFetch = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
     const toolServers = createToolServerService({
@@ -86,8 +75,22 @@ export const agentRegistryModule = grpcServiceModule({
       },
       allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets,
       secretsPrefix: Mcp.McpSecretsPrefix,
+      validationTimeoutMs: config.Validation.McpTimeout,
       logger,
     });
+    const service = createAgentRegistryService({
+      repository,
+      changed,
+      catalog: createCatalog(config),
+      codeAgents: await loadCodeAgents(config.CodeAgents.Modules),
+      maxSkillsPerAgent: config.Skills.MaxSkillsPerAgent,
+      reserveRatio: config.Preflight.ReserveRatio,
+      findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
+      checkMcpTools: toolServers.checkReferences,
+      mcpTools: toolServers.catalogTools,
+    });
+    grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
+
     grpc.server.add(ToolServerServiceDefinition, toolServerGrpc(toolServers));
     const refresher = startToolServerRefresher(toolServers, Mcp.RefreshInterval, logger);
     return {

@@ -8,11 +8,13 @@ import {
   type CodeAgent,
   type FactoryCodeAgent,
   type ValidationReport,
+  MCP_REFERENCE_PREFIX,
 } from '@hangar/contracts';
 import { conflict, HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
 import type { AgentRepository } from './agent.repository.js';
 import { validateDefinition } from './agent-validation.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog, CatalogTool } from './catalog.js';
+import type { McpReferenceCheck } from './tool-servers/tool-server.service.js';
 import { countPromptTokens, estimatePrompt, type PromptEstimate } from './prompt-estimate.js';
 
 export interface AgentDescriptor {
@@ -41,6 +43,9 @@ export interface AgentDetail {
   catalog: AgentCatalogSummary;
 }
 
+/** What a fresh lookup says of each of an agent's `mcp:<server>/<tool>` tools (the tool servers). */
+export type McpToolCheck = (caller: Caller, references: string[]) => Promise<Map<string, McpReferenceCheck>>;
+
 /** Which of a list of skill names exist for a tenant (answered by the skill service). */
 export type SkillLookup = (caller: Caller, names: string[]) => Promise<Set<string>>;
 
@@ -49,6 +54,9 @@ export interface AgentRegistryDeps {
   catalog: Catalog;
   codeAgents: Map<string, CodeAgent>;
   findSkills: SkillLookup;
+  checkMcpTools: McpToolCheck;
+  /** The tenant's discovered MCP tools, for the tool catalog. */
+  mcpTools: (caller: Caller) => Promise<CatalogTool[]>;
   maxSkillsPerAgent: number;
   /** `Preflight:ReserveRatio`: the share of the window kept for the answer. */
   reserveRatio: number;
@@ -123,9 +131,11 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
   }
 
   async function compile(caller: Caller, definition: AgentDefinition): Promise<ValidationReport> {
-    const [stored, existingSkills] = await Promise.all([
+    const mcpReferences = definition.tools.filter((tool) => tool.startsWith(MCP_REFERENCE_PREFIX));
+    const [stored, existingSkills, mcpTools] = await Promise.all([
       repository.callEdges(caller.tenantId),
       definition.skills.length ? deps.findSkills(caller, definition.skills) : Promise.resolve(new Set<string>()),
+      mcpReferences.length ? deps.checkMcpTools(caller, mcpReferences) : Promise.resolve(new Map<string, McpReferenceCheck>()),
     ]);
     const callEdges = new Map(stored);
     for (const [name, agent] of codeAgents) {
@@ -137,6 +147,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       knownAgents: new Set(callEdges.keys()),
       callEdges,
       existingSkills,
+      mcpTools,
       nameTakenBy: codeAgents.has(definition.name) ? 'code' : stored.has(definition.name) ? 'database' : null,
     });
   }
@@ -308,7 +319,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
 
     resolve,
     models: () => catalog.models(),
-    tools: () => catalog.tools(),
+    tools: async (caller: Caller) => [...catalog.tools(), ...(await deps.mcpTools(caller))],
   };
 }
 

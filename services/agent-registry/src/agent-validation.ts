@@ -1,5 +1,6 @@
 import type { AgentDefinition, ValidationMessage, ValidationReport } from '@hangar/contracts';
 import type { Catalog } from './catalog.js';
+import type { McpReferenceCheck } from './tool-servers/tool-server.service.js';
 
 export interface ValidationInputs {
   catalog: Catalog;
@@ -10,6 +11,8 @@ export interface ValidationInputs {
   callEdges: Map<string, string[]>;
   /** The subset of the definition's skills that exist. */
   existingSkills: Set<string>;
+  /** What a fresh lookup said of each `mcp:<server>/<tool>` tool. */
+  mcpTools: Map<string, McpReferenceCheck>;
   /** How the name relates to existing agents: a code agent can never be stored under it. */
   nameTakenBy: 'code' | 'database' | null;
 }
@@ -48,7 +51,11 @@ export function validateDefinition(definition: AgentDefinition, inputs: Validati
   }
 
   definition.tools.forEach((tool, index) => {
-    if (!catalog.hasTool(tool)) messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}" is not in the tool catalog`));
+    const mcp = inputs.mcpTools.get(tool);
+    if (mcp?.state === 'missing') messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}": ${mcp.reason}`));
+    else if (mcp?.state === 'unverified') messages.push(warning('tool_unverified', `tools[${index}]`, `tool "${tool}": ${mcp.reason}`));
+    else if (!mcp && !catalog.hasTool(tool))
+      messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}" is not in the tool catalog`));
   });
 
   if (definition.skills.length > inputs.maxSkillsPerAgent) {

@@ -10,6 +10,7 @@ import {
   createGuardedFetch,
   foldLanes,
   grpcServiceModule,
+  namedSecret,
   refreshedGauge,
   retentionGrpc,
   runSpansRecorded,
@@ -35,7 +36,9 @@ import { createSpanRepository } from './traces/span.repository.js';
 import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { createDiagnostics } from './diagnostics.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
+import { createMcpTools } from './mcp/mcp-tools.js';
 import { createRunEngine } from './runs/run-engine.service.js';
+import { limitToolOutput } from './runs/tool-set.js';
 import { applyReadView } from './runs/read-view.repository.js';
 import { createRunRepository } from './runs/run.repository.js';
 import { createScheduleRepository } from './schedules/schedule.repository.js';
@@ -121,6 +124,18 @@ export const runExecutorModule = grpcServiceModule({
       admitRun: quotaCoverage.admitRun,
       tenantSettings: tenantSettings.of,
       toolCatalog: clients.toolCatalog,
+      mcpTools: createMcpTools({
+        servers: clients.toolServers,
+        fetch: tenantEgress.fetch,
+        secret: (secretKey) => {
+          const value = namedSecret(config.Hangar.McpSecrets, 'Hangar:McpSecrets:', config.Mcp.McpSecretsPrefix, secretKey);
+          return value === undefined
+            ? { error: `the secret "${secretKey}" is not configured (or not under Mcp:McpSecretsPrefix)` }
+            : { value };
+        },
+        timeoutMs: config.Tools.DefaultTimeout,
+        limitOutput: (value) => limitToolOutput(value, config.Tools.DefaultMaxOutputBytes),
+      }),
       models: createModelResolver(config, createConcurrencyLimiter(config.ModelConcurrency.MaxConcurrentCallsPerProvider), {
         tenant: tenantEgress.fetch,
         operator: operatorEgress.fetch,

@@ -7,6 +7,7 @@ import { createLogger, loadConfig, type Caller, type HangarConfig } from '@hanga
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
 import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantSettingsSource, ToolCatalog } from '../src/clients/ports.js';
+import type { McpTools } from '../src/mcp/mcp-tools.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
 import type { ScoreRepository } from '../src/feedback/score.repository.js';
@@ -255,6 +256,7 @@ export function createHarness(options: HarnessOptions = {}) {
     admitRun: options.admitRun ?? (async () => undefined),
     tenantSettings: options.tenantSettings ?? (async () => ({ enabled: true, providers: {} })),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
+    mcpTools: strictFake<McpTools>('mcpTools', {}),
     models:
       options.modelResolver?.(config) ??
       ({

@@ -1,5 +1,7 @@
 import { checkServiceEndpoint, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
 import { discoverTools, type McpDiscoverySettings } from './mcp-discovery.js';
+import { MCP_REFERENCE_PREFIX, parseMcpReference } from '@hangar/contracts';
+import type { CatalogTool } from '../catalog.js';
 import type { ToolServer, ToolServerInput, ToolServerTransport } from './tool-server.model.js';
 import type { ToolServerRepository } from './tool-server.repository.js';
 
@@ -24,6 +26,13 @@ const MAX_HEADERS = 20;
 /** Servers refreshed per round of the background refresh. */
 const REFRESH_BATCH = 20;
 
+/** What a fresh lookup says of one `mcp:<server>/<tool>` reference of an agent. */
+export type McpReferenceCheck =
+  | { state: 'found' }
+  | { state: 'missing'; reason: string }
+  /** The server could not be asked now, but listed the tool at its last discovery. */
+  | { state: 'unverified'; reason: string };
+
 export interface ToolServerRequest {
   url: string;
   transport: string;
@@ -39,6 +48,8 @@ export interface ToolServerServiceDeps {
   allowPrivateNetworkTargets: boolean;
   /** `Mcp:McpSecretsPrefix`. */
   secretsPrefix: string;
+  /** `Validation:McpTimeout`: the fresh lookup that validates an agent's `mcp:` tools. */
+  validationTimeoutMs: number;
   logger: Logger;
 }
 
@@ -104,6 +115,19 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
       return { toolServer: toolServer.enabled ? await discover(toolServer) : toolServer, created };
     },
     get: existing,
+    /** The tenant's discovered MCP tools as catalog entries (`mcp:<server>/<tool>`), from enabled servers. */
+    async catalogTools(caller: Caller): Promise<CatalogTool[]> {
+      return (await repository.list(caller.tenantId))
+        .filter((server) => server.enabled)
+        .flatMap((server) =>
+          server.tools.map((tool) => ({
+            name: `${MCP_REFERENCE_PREFIX}${server.name}/${tool.name}`,
+            description: tool.description,
+            inputSchema: tool.inputSchema,
+            source: 'mcp' as const,
+          })),
+        );
+    },
     list: (caller: Caller) => repository.list(caller.tenantId),
     async delete(caller: Caller, name: string): Promise<void> {
       if (!NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`tool server "${name}" not found`);
@@ -112,6 +136,49 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
     async refresh(caller: Caller, name: string): Promise<ToolServer> {
       const server = await existing(caller, name);
       return server.enabled ? discover(server) : server;
+    },
+    /**
+     * Checks an agent's `mcp:` tool references against what their servers list now (one discovery
+     * per server within Validation:McpTimeout; a successful one is recorded). A server that cannot
+     * be asked leaves its tools unverified when its last discovery listed them.
+     */
+    async checkReferences(caller: Caller, references: string[]): Promise<Map<string, McpReferenceCheck>> {
+      const checks = new Map<string, McpReferenceCheck>();
+      const byServer = new Map<string, Array<{ reference: string; tool: string }>>();
+      for (const reference of references) {
+        const parsed = parseMcpReference(reference);
+        if (!parsed || !NAME.test(parsed.server))
+          checks.set(reference, { state: 'missing', reason: 'is not of the form mcp:<server>/<tool>' });
+        else byServer.set(parsed.server, [...(byServer.get(parsed.server) ?? []), { reference, tool: parsed.tool }]);
+      }
+      const limit = { ms: deps.validationTimeoutMs, setting: 'Validation:McpTimeout' };
+      await Promise.all(
+        [...byServer].map(async ([name, wanted]) => {
+          const server = await repository.get(caller.tenantId, name);
+          const judge = (check: (tool: string) => McpReferenceCheck) =>
+            wanted.forEach(({ reference, tool }) => checks.set(reference, check(tool)));
+          if (!server) return judge(() => ({ state: 'missing', reason: `tool server "${name}" is not registered` }));
+          if (!server.enabled) return judge(() => ({ state: 'missing', reason: `tool server "${name}" is disabled` }));
+          const discovery = await discoverTools(server, deps.discovery, limit);
+          if (discovery.ok) {
+            await repository.recordDiscovery(server.tenantId, server.name, server.revision, discovery);
+            const listed = new Set(discovery.tools.map((tool) => tool.name));
+            return judge((tool) =>
+              listed.has(tool) ? { state: 'found' } : { state: 'missing', reason: `tool server "${name}" does not list "${tool}"` },
+            );
+          }
+          const known = new Set(server.tools.map((tool) => tool.name));
+          judge((tool) =>
+            known.has(tool)
+              ? {
+                  state: 'unverified',
+                  reason: `tool server "${name}" could not be asked now (${discovery.error}); it listed "${tool}" at its last discovery`,
+                }
+              : { state: 'missing', reason: `tool server "${name}" could not be asked (${discovery.error}) and has not listed "${tool}"` },
+          );
+        }),
+      );
+      return checks;
     },
     /**
      * One round of the background refresh (`Mcp:RefreshInterval`): servers of every tenant whose

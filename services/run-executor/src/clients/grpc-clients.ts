@@ -5,6 +5,8 @@ import {
   SkillServiceDefinition,
   recordFromProto,
   SessionServiceDefinition,
+  ToolServerServiceDefinition,
+  toolServerPb,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
 import type {
@@ -16,6 +18,7 @@ import type {
   TenantSettingsSource,
   ToolCatalog,
 } from './ports.js';
+import type { ToolServerLookup } from '../mcp/mcp-tools.js';
 
 import type { GovernanceAdmission } from './quota-coverage.js';
 
@@ -30,6 +33,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   const attachmentChannel = createChannel(addressOf('Attachment'));
   const governanceChannel = createChannel(addressOf('Governance'));
   const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
+  const toolServerClient = createServiceClient(ToolServerServiceDefinition, registryChannel);
   const sessionClient = createServiceClient(SessionServiceDefinition, sessionChannel);
   const attachmentClient = createServiceClient(AttachmentServiceDefinition, attachmentChannel);
   const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
@@ -114,6 +118,25 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     };
   };
 
+  const toolServers: ToolServerLookup = async (caller, name) => {
+    const server = await toolServerClient
+      .getToolServer({ name }, { caller })
+      .then((response) => response.toolServer!)
+      .catch((error: unknown) => {
+        if (error instanceof HangarError && error.kind === 'notFound') return undefined;
+        throw error;
+      });
+    if (!server?.enabled) return undefined;
+    return {
+      name: server.name,
+      url: server.url,
+      transport: server.transport === toolServerPb.ToolServerTransport.TOOL_SERVER_TRANSPORT_SSE ? 'sse' : 'streamable-http',
+      headers: server.headers,
+      secretKey: server.secretKey ?? null,
+      tools: server.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema ?? {} })),
+    };
+  };
+
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
   const toolCatalog: ToolCatalog = () => {
     if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
@@ -138,6 +161,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     admitRun,
     tenantSettings,
     toolCatalog,
+    toolServers,
     close() {
       registryChannel.close();
       sessionChannel.close();

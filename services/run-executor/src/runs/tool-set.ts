@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import type { AgentDefinition } from '@hangar/contracts';
+import { MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
 import { HangarError, type Caller, type HangarConfig } from '@hangar/platform';
 import type { RunSkill, SkillGateway, ToolCatalog } from '../clients/ports.js';
+import type { McpTools } from '../mcp/mcp-tools.js';
 import { BUILT_IN_EXECUTORS } from '../tools.js';
 
 export interface ToolSetDeps {
   toolCatalog: ToolCatalog;
   skills: SkillGateway;
+  mcp: Pick<McpTools, 'toolsFor'>;
   settings: Pick<HangarConfig, 'Tools' | 'Approvals'>;
 }
 
@@ -20,7 +22,7 @@ export interface RunTools {
 /** Asks a callable agent as a child run and returns what the model gets back. */
 export type AskAgent = (agentName: string, message: string) => Promise<unknown>;
 
-/** The tools a run's model may call: its catalog tools, one tool per callable agent, and its skills' tools. */
+/** The tools a run's model may call: its catalog and MCP tools, one tool per callable agent, and its skills' tools. */
 export function createToolSets(deps: ToolSetDeps) {
   const { Tools } = deps.settings;
   const approvalRequired = new Set(deps.settings.Approvals.RequiredTools);
@@ -36,8 +38,13 @@ export function createToolSets(deps: ToolSetDeps) {
     needsApproval: (toolName: string) => approvalRequired.has(toolName),
 
     async toolsFor(caller: Caller, definition: AgentDefinition, askAgent: AskAgent): Promise<RunTools> {
-      const [catalog, skills] = await Promise.all([deps.toolCatalog(), deps.skills.forRun(caller, definition.skills)]);
-      const tools: ToolSet = skillTools(caller, skills);
+      const mcpReferences = definition.tools.filter((name) => name.startsWith(MCP_REFERENCE_PREFIX));
+      const [catalog, skills, mcpTools] = await Promise.all([
+        deps.toolCatalog(),
+        deps.skills.forRun(caller, definition.skills),
+        mcpReferences.length ? deps.mcp.toolsFor(caller, mcpReferences) : undefined,
+      ]);
+      const tools: ToolSet = { ...skillTools(caller, skills), ...mcpTools };
       for (const agentName of definition.agents) {
         tools[agentToolName(agentName)] = tool({
           description: `Ask the agent "${agentName}" and get its answer`,
