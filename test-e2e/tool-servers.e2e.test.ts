@@ -119,6 +119,18 @@ describe('tool servers', () => {
     expect(hanging.body).toMatchObject({ status: 'Failed', error: 'no answer within 1500 ms (Mcp:ConnectionTimeout)' });
     expect(Date.now() - started).toBeLessThan(10_000);
 
+    // The SSE transport waits for its endpoint event without the SDK's timeout: the connect as a whole is cut.
+    const hangingSse = await put('hanging-sse', { url: mcp.hangingUrl, transport: 'sse' });
+    expect(hangingSse.body).toMatchObject({ status: 'Failed', error: 'no answer within 1500 ms (Mcp:ConnectionTimeout)' });
+    // Redirects are not followed (the bearer token would go along).
+    const redirected = await put('redirected', {
+      url: mcp.redirectingUrl,
+      transport: 'streamable-http',
+      secretKey: 'Hangar:McpSecrets:tools',
+    });
+    expect(redirected.body).toMatchObject({ status: 'Failed', tools: [] });
+    expect(redirected.body.error).toContain('307 (a redirect, which is not followed)');
+
     // A server added its tool after it was registered: refresh (and the background refresh) find it.
     const grown = await put('grown', { url: mcp.streamableUrl, transport: 'streamable-http' });
     expect(toolNames(grown.body)).toEqual(['add', 'echo', 'wait']);
@@ -153,6 +165,10 @@ describe('tool servers', () => {
       ['ok', { url: mcp.streamableUrl, transport: 'sse', secretKey: 'Hangar:ProviderKeys:openai' }, 'secretKey'],
       ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { Authorization: 'Bearer x' } }, 'headers.Authorization'],
       ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { 'bad header': 'x' } }, 'headers.bad header'],
+      ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { 'X-Api-Key': 'k' } }, 'headers.X-Api-Key'],
+      ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { Cookie: 'c' } }, 'headers.Cookie'],
+      ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { 'X-Team': 'a', 'x-team': 'b' } }, 'headers.x-team'],
+      ['ok', { url: mcp.streamableUrl, transport: 'sse', headers: { Accept: 'text/plain' } }, 'headers.Accept'],
       ['ok', { url: mcp.streamableUrl, transport: 'sse', extra: true }, ''],
     ];
     for (const [name, body, path] of refusals) {
@@ -210,6 +226,27 @@ describe('agents with MCP tools', () => {
       }),
       expect.objectContaining({ path: 'tools[2]', code: 'tool_not_found', message: expect.stringContaining('mcp:<server>/<tool>') }),
     ]);
+    // A disabled server's tools are not there; a server that cannot be asked now leaves a tool it listed before unverified.
+    const validate = (tools: string[]) =>
+      hangar.request('POST', '/api/agents/validate', {
+        body: { name: 'probe', model: { provider: 'mock', model: 'tool-user' }, tools },
+        headers: acme,
+      });
+    const moving = await startMcpServer();
+    expect((await put('moving', { url: moving.streamableUrl, transport: 'streamable-http' })).body.status).toBe('Ready');
+    await moving.close();
+    const unverified = await validate(['mcp:moving/echo', 'mcp:moving/never-listed']);
+    expect(unverified.body.valid).toBe(false);
+    expect(unverified.body.messages).toEqual([
+      expect.objectContaining({ severity: 'Warning', code: 'tool_unverified', path: 'tools[0]' }),
+      expect.objectContaining({ severity: 'Error', code: 'tool_not_found', path: 'tools[1]' }),
+    ]);
+    expect((await validate(['mcp:moving/echo'])).body.valid).toBe(true);
+    expect((await put('switched-off', { url: mcp.streamableUrl, transport: 'streamable-http', enabled: false })).status).toBe(201);
+    expect((await validate(['mcp:switched-off/add'])).body.messages).toEqual([
+      expect.objectContaining({ severity: 'Error', code: 'tool_not_found', message: expect.stringContaining('is disabled') }),
+    ]);
+
     // The lookup is fresh: a tool the server lists now validates before any refresh.
     mcp.addTool('convert');
     expect((await agent('converter', ['mcp:maths/convert'])).status).toBe(201);
@@ -224,26 +261,25 @@ describe('agents with MCP tools', () => {
   it('a model calls an MCP tool: the call reaches the server with its secret, and the result is recorded', async () => {
     expect((await agent('adder', ['mcp:maths/add', 'clock'])).status).toBe(201);
     const calls = mcp.calls.length;
-    const done = await runJson('adder', 'mcp_maths_add {"a":2,"b":3}');
+    const done = await runJson('adder', 'mcp__maths__add {"a":2,"b":3}');
     expect(done.status, done.text).toBe(200);
     expect(done.body.output.text).toBe('the tool said: 5');
-    expect(mcp.calls.slice(calls)).toEqual([{ name: 'add', args: { a: 2, b: 3 } }]);
-    expect(mcp.authorizations.at(-1)).toBe('Bearer tool-token');
+    expect(mcp.calls.slice(calls)).toEqual([{ name: 'add', args: { a: 2, b: 3 }, authorization: 'Bearer tool-token' }]);
     // The model was offered the tool under its model-facing name, beside the built-in one.
     expect(
       model.requests
         .at(-2)
         ?.tools?.map((tool) => tool.function.name)
         .sort(),
-    ).toEqual(['clock', 'mcp_maths_add']);
+    ).toEqual(['clock', 'mcp__maths__add']);
 
     const events = await hangar.request('GET', `/api/runs/${done.body.runId}/events`, { headers: acme });
     const frames = parseSseFrames(events.text);
     expect(frames.find((frame) => frame.event === 'tool.invoking')?.data.data).toMatchObject({
-      toolName: 'mcp_maths_add',
+      toolName: 'mcp__maths__add',
       args: { a: 2, b: 3 },
     });
-    expect(frames.find((frame) => frame.event === 'tool.completed')?.data.data).toMatchObject({ toolName: 'mcp_maths_add', result: '5' });
+    expect(frames.find((frame) => frame.event === 'tool.completed')?.data.data).toMatchObject({ toolName: 'mcp__maths__add', result: '5' });
   });
 
   const failedToolOf = async (runId: string) => {
@@ -254,7 +290,7 @@ describe('agents with MCP tools', () => {
   it('a tool call that outlasts Tools:DefaultTimeout fails the call, not the run', async () => {
     expect((await agent('waiter', ['mcp:maths/wait'])).status).toBe(201);
     const started = Date.now();
-    const slow = await runJson('waiter', 'mcp_maths_wait {"ms":10000}');
+    const slow = await runJson('waiter', 'mcp__maths__wait {"ms":10000}');
     expect(slow.status, slow.text).toBe(200);
     expect(slow.body).toMatchObject({ status: 'Completed' });
     expect(Date.now() - started).toBeLessThan(8_000);
@@ -267,7 +303,7 @@ describe('agents with MCP tools', () => {
     expect((await put('doomed', { url: doomed.streamableUrl, transport: 'streamable-http' })).body.status).toBe('Ready');
     expect((await agent('doomed-user', ['mcp:doomed/echo'])).status).toBe(201);
     await doomed.close();
-    const done = await runJson('doomed-user', 'mcp_doomed_echo {"text":"anyone?"}');
+    const done = await runJson('doomed-user', 'mcp__doomed__echo {"text":"anyone?"}');
     expect(done.status, done.text).toBe(200);
     expect(done.body).toMatchObject({ status: 'Completed' });
     expect(await failedToolOf(done.body.runId)).toContain('tool server doomed could not be used');

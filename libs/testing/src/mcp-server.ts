@@ -12,10 +12,12 @@ export interface TestMcpServer {
   sseUrl: string;
   /** An endpoint that takes the request and never answers. */
   hangingUrl: string;
+  /** An endpoint that redirects (307) to the streamable HTTP one. */
+  redirectingUrl: string;
   /** The Authorization header of every request, in order. */
   authorizations: Array<string | undefined>;
-  /** The tool calls the server answered: name and arguments. */
-  calls: Array<{ name: string; args: Record<string, unknown> }>;
+  /** The tool calls the server answered: name, arguments and the request's Authorization header. */
+  calls: Array<{ name: string; args: Record<string, unknown>; authorization: string | undefined }>;
   /** Adds a tool to what later connections list (each returns its arguments as JSON text). */
   addTool(name: string): void;
   close(): Promise<void>;
@@ -38,24 +40,24 @@ export async function startMcpServer(): Promise<TestMcpServer> {
   const sseSessions = new Map<string, SSEServerTransport>();
   const hanging = new Set<ServerResponse>();
 
-  const serverWithTools = () => {
+  const serverWithTools = (authorization: string | undefined) => {
     const server = new McpServer({ name: 'hangar-test-tools', version: '1.0.0' });
     server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
-      calls.push({ name: 'add', args: { a, b } });
+      calls.push({ name: 'add', args: { a, b }, authorization });
       return { content: [{ type: 'text', text: String(a + b) }] };
     });
     server.registerTool('echo', { description: 'Says the text back', inputSchema: { text: z.string() } }, async ({ text }) => {
-      calls.push({ name: 'echo', args: { text } });
+      calls.push({ name: 'echo', args: { text }, authorization });
       return { content: [{ type: 'text', text }] };
     });
     server.registerTool('wait', { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }) => {
-      calls.push({ name: 'wait', args: { ms } });
+      calls.push({ name: 'wait', args: { ms }, authorization });
       await new Promise((resolve) => setTimeout(resolve, ms));
       return { content: [{ type: 'text', text: 'waited' }] };
     });
     for (const name of extraTools)
       server.registerTool(name, { description: `The ${name} tool`, inputSchema: { value: z.string().optional() } }, async (args) => {
-        calls.push({ name, args });
+        calls.push({ name, args, authorization });
         return { content: [{ type: 'text', text: JSON.stringify(args) }] };
       });
     return server;
@@ -70,9 +72,13 @@ export async function startMcpServer(): Promise<TestMcpServer> {
         request.resume();
         return;
       }
+      if (path === '/redirect') {
+        response.writeHead(307, { location: '/mcp' }).end();
+        return;
+      }
       if (path === '/mcp') {
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-        const server = serverWithTools();
+        const server = serverWithTools(request.headers.authorization);
         response.on('close', () => void transport.close().then(() => server.close()));
         await server.connect(transport);
         await transport.handleRequest(request, response, request.method === 'POST' ? await readJson(request) : undefined);
@@ -82,7 +88,7 @@ export async function startMcpServer(): Promise<TestMcpServer> {
         const transport = new SSEServerTransport('/messages', response);
         sseSessions.set(transport.sessionId, transport);
         response.on('close', () => sseSessions.delete(transport.sessionId));
-        await serverWithTools().connect(transport);
+        await serverWithTools(request.headers.authorization).connect(transport);
         return;
       }
       if (path === '/messages' && request.method === 'POST') {
@@ -105,6 +111,7 @@ export async function startMcpServer(): Promise<TestMcpServer> {
     streamableUrl: `${base}/mcp`,
     sseUrl: `${base}/sse`,
     hangingUrl: `${base}/hang`,
+    redirectingUrl: `${base}/redirect`,
     authorizations,
     calls,
     addTool: (name) => void extraTools.push(name),

@@ -8,7 +8,14 @@ import {
   type AgentChange,
 } from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
-import { createChannel, createGuardedFetch, createServiceClient, grpcServiceModule, namedSecret, type Caller } from '@hangar/platform';
+import {
+  createChannel,
+  createGuardedFetch,
+  createServiceClient,
+  grpcServiceModule,
+  mcpSecretResolver,
+  type Caller,
+} from '@hangar/platform';
 import { createAgentRepository, type RegistryDatabase } from './agent.repository.js';
 import { agentRegistryGrpc } from './agent-registry.grpc.js';
 import { createAgentRegistryService } from './agent-registry.service.js';
@@ -66,12 +73,7 @@ export const agentRegistryModule = grpcServiceModule({
         fetch: mcpFetch.fetch,
         timeoutMs: Mcp.ConnectionTimeout,
         maxTools: Mcp.MaxToolsPerServer,
-        secret: (secretKey) => {
-          const value = namedSecret(config.Hangar.McpSecrets, 'Hangar:McpSecrets:', Mcp.McpSecretsPrefix, secretKey);
-          return value === undefined
-            ? { error: `the secret "${secretKey}" is not configured (or not under Mcp:McpSecretsPrefix)` }
-            : { value };
-        },
+        secret: mcpSecretResolver(config),
       },
       allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets,
       secretsPrefix: Mcp.McpSecretsPrefix,

@@ -34,16 +34,14 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
     const first = await servers.put('t1', 'kept', input());
     expect(first).toMatchObject({
       created: true,
-      toolServer: { status: 'Pending', tools: [], revision: 1, headers: { 'x-team': 'billing' } },
+      toolServer: { status: 'Pending', tools: [], headers: { 'x-team': 'billing' } },
     });
-    await servers.recordDiscovery('t1', 'kept', 1, { ok: true, tools: [tool('add')] });
+    await servers.recordDiscovery('t1', 'kept', first.toolServer.generation, { ok: true, tools: [tool('add')] });
     expect((await servers.get('t1', 'kept'))?.tools).toEqual([tool('add')]);
 
     const replaced = await servers.put('t1', 'kept', input({ transport: 'sse', enabled: false }));
-    expect(replaced).toMatchObject({
-      created: false,
-      toolServer: { status: 'Disabled', tools: [], transport: 'sse', revision: 2, refreshedAt: null },
-    });
+    expect(replaced).toMatchObject({ created: false, toolServer: { status: 'Disabled', tools: [], transport: 'sse', refreshedAt: null } });
+    expect(replaced.toolServer.generation).not.toBe(first.toolServer.generation);
     expect(await servers.get('t2', 'kept')).toBeUndefined();
     expect((await servers.list('t1')).map((server) => server.name)).toEqual(['kept']);
     expect(await servers.delete('t2', 'kept')).toBe(false);
@@ -51,32 +49,36 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
     expect(await servers.get('t1', 'kept')).toBeUndefined();
   });
 
-  it('records a discovery only for the revision it used, and a failure keeps the tools found before', async () => {
-    await servers.put('t1', 'raced', input());
-    expect(await servers.recordDiscovery('t1', 'raced', 1, { ok: true, tools: [tool('a'), tool('b')] })).toMatchObject({
+  it('records a discovery only for the settings it used, and a failure keeps the tools found before', async () => {
+    const { generation } = (await servers.put('t1', 'raced', input())).toolServer;
+    expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('a'), tool('b')] })).toMatchObject({
       status: 'Ready',
       error: null,
     });
-    const failed = await servers.recordDiscovery('t1', 'raced', 1, { ok: false, error: 'connection refused' });
+    const failed = await servers.recordDiscovery('t1', 'raced', generation, { ok: false, error: 'connection refused' });
     expect(failed).toMatchObject({ status: 'Failed', error: 'connection refused', tools: [tool('a'), tool('b')] });
     expect(failed?.refreshedAt).toBeInstanceOf(Date);
 
-    await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }));
+    const second = (await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }))).toolServer;
     // A discovery of the first settings that finishes after the second save is not recorded.
-    expect(await servers.recordDiscovery('t1', 'raced', 1, { ok: true, tools: [tool('stale')] })).toBeUndefined();
-    expect(await servers.get('t1', 'raced')).toMatchObject({ status: 'Pending', tools: [], revision: 2 });
+    expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
+    expect(await servers.get('t1', 'raced')).toMatchObject({ status: 'Pending', tools: [] });
+    // Nor one that finishes after the server was deleted and made again under the same name.
+    await servers.delete('t1', 'raced');
+    await servers.put('t1', 'raced', input({ url: 'https://third.example.com/mcp' }));
+    expect(await servers.recordDiscovery('t1', 'raced', second.generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
     // Nor on a server disabled meanwhile.
-    await servers.put('t1', 'raced', input({ enabled: false }));
-    expect(await servers.recordDiscovery('t1', 'raced', 3, { ok: true, tools: [tool('late')] })).toBeUndefined();
+    const disabled = (await servers.put('t1', 'raced', input({ enabled: false }))).toolServer;
+    expect(await servers.recordDiscovery('t1', 'raced', disabled.generation, { ok: true, tools: [tool('late')] })).toBeUndefined();
   });
 
   it('claims enabled servers whose tools are due, each once until its claim lapses', async () => {
     await db.deleteFrom('tool_servers').execute();
-    await servers.put('t1', 'never-discovered', input());
-    await servers.put('t2', 'fresh', input());
-    await servers.recordDiscovery('t2', 'fresh', 1, { ok: true, tools: [] });
-    await servers.put('t2', 'stale', input());
-    await servers.recordDiscovery('t2', 'stale', 1, { ok: true, tools: [] });
+    const never = (await servers.put('t1', 'never-discovered', input())).toolServer;
+    const fresh = (await servers.put('t2', 'fresh', input())).toolServer;
+    await servers.recordDiscovery('t2', 'fresh', fresh.generation, { ok: true, tools: [] });
+    const stale = (await servers.put('t2', 'stale', input())).toolServer;
+    await servers.recordDiscovery('t2', 'stale', stale.generation, { ok: true, tools: [] });
     await db
       .updateTable('tool_servers')
       .set({ refreshed_at: sql<Date>`now() - interval '1 hour'` })
@@ -96,7 +98,7 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
       .execute();
     expect((await servers.claimDue(60_000, 30_000, 10)).map((server) => server.name)).toEqual(['stale']);
     expect((await servers.claimDue(60_000, 30_000, 1)).length).toBe(0);
-    await servers.recordDiscovery('t1', 'never-discovered', 1, { ok: true, tools: [] });
+    await servers.recordDiscovery('t1', 'never-discovered', never.generation, { ok: true, tools: [] });
     // At interval 0 every enabled server not claimed is due.
     expect((await servers.claimDue(0, 30_000, 10)).map((server) => server.name).sort()).toEqual(['fresh', 'never-discovered']);
   });

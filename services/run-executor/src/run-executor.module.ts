@@ -10,7 +10,7 @@ import {
   createGuardedFetch,
   foldLanes,
   grpcServiceModule,
-  namedSecret,
+  mcpSecretResolver,
   refreshedGauge,
   retentionGrpc,
   runSpansRecorded,
@@ -127,12 +127,7 @@ export const runExecutorModule = grpcServiceModule({
       mcpTools: createMcpTools({
         servers: clients.toolServers,
         fetch: tenantEgress.fetch,
-        secret: (secretKey) => {
-          const value = namedSecret(config.Hangar.McpSecrets, 'Hangar:McpSecrets:', config.Mcp.McpSecretsPrefix, secretKey);
-          return value === undefined
-            ? { error: `the secret "${secretKey}" is not configured (or not under Mcp:McpSecretsPrefix)` }
-            : { value };
-        },
+        secret: mcpSecretResolver(config),
         timeoutMs: config.Tools.DefaultTimeout,
         limitOutput: (value) => limitToolOutput(value, config.Tools.DefaultMaxOutputBytes),
       }),

@@ -53,7 +53,7 @@ export const registryMigrations: Record<string, Migration> = {
         .addColumn('error', 'text')
         .addColumn('refreshed_at', 'timestamptz')
         .addColumn('refresh_claimed_until', 'timestamptz')
-        .addColumn('revision', 'integer', (column) => column.notNull())
+        .addColumn('generation', 'text', (column) => column.notNull())
         .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
         .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
         .addPrimaryKeyConstraint('tool_servers_pk', ['tenant_id', 'name'])

@@ -8,6 +8,10 @@ export interface McpDiscoverySettings extends McpConnectSettings {
   maxTools: number;
 }
 
+/** What one tool's description and schema may take, and all of a server's (they travel in every run's lookup). */
+const MAX_TOOL_BYTES = 64 * 1024;
+const MAX_TOOLS_BYTES = 1024 * 1024;
+
 /** The limit of one discovery, and the configuration key that sets it (named when it is reached). */
 export interface DiscoveryLimit {
   ms: number;
@@ -27,10 +31,18 @@ export async function discoverTools(
     client = await connectMcp(server, settings, options);
     const tools: DiscoveredTool[] = [];
     let cursor: string | undefined;
+    let bytes = 0;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, options);
-      for (const tool of page.tools)
-        tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> });
+      for (const tool of page.tools) {
+        const listed = { name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema as Record<string, unknown> };
+        const size = Buffer.byteLength(JSON.stringify(listed));
+        if (size > MAX_TOOL_BYTES)
+          return { ok: false, error: `the tool ${tool.name} is described in ${size} bytes (at most ${MAX_TOOL_BYTES})` };
+        if ((bytes += size) > MAX_TOOLS_BYTES)
+          return { ok: false, error: `the server's tools are described in more than ${MAX_TOOLS_BYTES} bytes` };
+        tools.push(listed);
+      }
       if (tools.length > settings.maxTools)
         return { ok: false, error: `the server lists more than ${settings.maxTools} tools (Mcp:MaxToolsPerServer)` };
       cursor = page.nextCursor;

@@ -1,8 +1,8 @@
 import type { Logger } from '@hangar/platform';
 import type { ToolServerService } from './tool-server.service.js';
 
-/** How often the refresher looks for servers due, at most (a shorter RefreshInterval looks as often as it). */
-const LOOK_EVERY_MS = 10_000;
+/** How often the refresher looks for servers due: as often as RefreshInterval, between 1 s and 10 s. */
+const LOOK_EVERY_MS = { min: 1_000, max: 10_000 };
 
 /**
  * Rediscovers every enabled tool server of every tenant once its tools are `Mcp:RefreshInterval`
@@ -13,7 +13,7 @@ export function startToolServerRefresher(service: Pick<ToolServerService, 'refre
   let round: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const schedule = () => {
-    if (!stopped) timer = setTimeout(tick, Math.min(intervalMs, LOOK_EVERY_MS));
+    if (!stopped) timer = setTimeout(tick, Math.max(LOOK_EVERY_MS.min, Math.min(intervalMs, LOOK_EVERY_MS.max)));
   };
   const tick = () => {
     round = service

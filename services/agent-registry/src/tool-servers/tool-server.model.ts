@@ -29,8 +29,8 @@ export interface ToolServer extends ToolServerInput {
   tools: DiscoveredTool[];
   error: string | null;
   refreshedAt: Date | null;
-  /** Counts saves: a discovery is recorded only for the settings it used. */
-  revision: number;
+  /** New on every save: a discovery is recorded only for the settings it used. */
+  generation: string;
   createdAt: Date;
   updatedAt: Date;
 }

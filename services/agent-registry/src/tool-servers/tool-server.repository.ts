@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { jsonb, sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
 import type { RegistryDatabase } from '../agent.repository.js';
 import type { Discovery, DiscoveredTool, ToolServer, ToolServerInput, ToolServerStatus, ToolServerTransport } from './tool-server.model.js';
@@ -16,8 +17,8 @@ export interface ToolServerTable {
   refreshed_at: Date | null;
   /** Until when one instance's refresh holds the server (others skip it). */
   refresh_claimed_until: Date | null;
-  /** One more on every save, so a discovery of older settings is not recorded over newer ones. */
-  revision: number;
+  /** New on every save (a UUID, unique across deletes), so a discovery of older settings is not recorded over newer ones. */
+  generation: string;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -34,7 +35,7 @@ const toToolServer = (row: Selectable<ToolServerTable>): ToolServer => ({
   tools: row.tools as DiscoveredTool[],
   error: row.error,
   refreshedAt: row.refreshed_at,
-  revision: row.revision,
+  generation: row.generation,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -60,7 +61,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
           error: null,
           refreshed_at: null,
           refresh_claimed_until: null,
-          revision: 1,
+          generation: randomUUID(),
         })
         .onConflict((conflict) =>
           conflict.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
@@ -74,7 +75,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
             error: null,
             refreshed_at: null,
             refresh_claimed_until: null,
-            revision: sql<number>`tool_servers.revision + 1`,
+            generation: eb.ref('excluded.generation'),
             updated_at: sql<Date>`now()`,
           })),
         )
@@ -106,10 +107,10 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
     },
 
     /**
-     * Records a discovery of the server as saved at `revision`; a server saved again (or deleted)
-     * meanwhile is left alone, since what was found belongs to the old settings.
+     * Records a discovery of the server as saved in `generation`; a server saved again (or deleted
+     * and made again) meanwhile is left alone, since what was found belongs to the old settings.
      */
-    async recordDiscovery(tenantId: string, name: string, revision: number, discovery: Discovery): Promise<ToolServer | undefined> {
+    async recordDiscovery(tenantId: string, name: string, generation: string, discovery: Discovery): Promise<ToolServer | undefined> {
       const row = await db
         .updateTable('tool_servers')
         .set({
@@ -121,7 +122,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
         })
         .where('tenant_id', '=', tenantId)
         .where('name', '=', name)
-        .where('revision', '=', revision)
+        .where('generation', '=', generation)
         .where('enabled', '=', true)
         .returningAll()
         .executeTakeFirst();

@@ -10,9 +10,8 @@ const TRANSPORTS: ToolServerTransport[] = ['streamable-http', 'sse'];
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]{0,4096}$/;
-/** Set by the MCP transport itself, or a secret that belongs under `secretKey`. */
-const RESERVED_HEADERS = new Set([
-  'authorization',
+/** Set by the MCP transport itself. */
+const TRANSPORT_HEADERS = new Set([
   'host',
   'content-length',
   'content-type',
@@ -22,6 +21,11 @@ const RESERVED_HEADERS = new Set([
   'mcp-session-id',
   'mcp-protocol-version',
 ]);
+/**
+ * Header names that carry credentials: stored headers are shown to every reader of the server, so a
+ * credential goes through `secretKey` (sent as a bearer token) instead.
+ */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|key|token|secret|passw|auth/i;
 const MAX_HEADERS = 20;
 /** Servers refreshed per round of the background refresh. */
 const REFRESH_BATCH = 20;
@@ -74,13 +78,18 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
       errors.push({ path: 'transport', message: `must be one of ${TRANSPORTS.join(', ')}` });
     const headers = Object.entries(request.headers);
     if (headers.length > MAX_HEADERS) errors.push({ path: 'headers', message: `at most ${MAX_HEADERS} headers` });
+    const seen = new Set<string>();
     for (const [header, value] of headers) {
+      const lower = header.toLowerCase();
       if (!HEADER_NAME.test(header)) errors.push({ path: `headers.${header}`, message: 'is not a valid header name' });
-      else if (RESERVED_HEADERS.has(header.toLowerCase()))
+      else if (TRANSPORT_HEADERS.has(lower)) errors.push({ path: `headers.${header}`, message: 'is set by the MCP transport' });
+      else if (CREDENTIAL_HEADER.test(lower))
         errors.push({
           path: `headers.${header}`,
-          message: header.toLowerCase() === 'authorization' ? 'is sent from secretKey, not stored' : 'is set by the MCP transport',
+          message: 'looks like a credential: stored headers are shown to readers, so name it in secretKey',
         });
+      else if (seen.has(lower)) errors.push({ path: `headers.${header}`, message: 'is given twice (header names ignore case)' });
+      seen.add(lower);
       if (!HEADER_VALUE.test(value)) errors.push({ path: `headers.${header}`, message: 'must be at most 4096 printable ASCII characters' });
     }
     if (request.secretKey !== undefined && (!request.secretKey.startsWith(deps.secretsPrefix) || request.secretKey === deps.secretsPrefix))
@@ -101,7 +110,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
     if (!discovery.ok)
       deps.logger.warn({ tenant: server.tenantId, toolServer: server.name, reason: discovery.error }, 'tool server discovery failed');
     return (
-      (await repository.recordDiscovery(server.tenantId, server.name, server.revision, discovery)) ??
+      (await repository.recordDiscovery(server.tenantId, server.name, server.generation, discovery)) ??
       (await repository.get(server.tenantId, server.name)) ??
       server
     );
@@ -161,7 +170,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
           if (!server.enabled) return judge(() => ({ state: 'missing', reason: `tool server "${name}" is disabled` }));
           const discovery = await discoverTools(server, deps.discovery, limit);
           if (discovery.ok) {
-            await repository.recordDiscovery(server.tenantId, server.name, server.revision, discovery);
+            await repository.recordDiscovery(server.tenantId, server.name, server.generation, discovery);
             const listed = new Set(discovery.tools.map((tool) => tool.name));
             return judge((tool) =>
               listed.has(tool) ? { state: 'found' } : { state: 'missing', reason: `tool server "${name}" does not list "${tool}"` },

@@ -20,9 +20,9 @@ export interface McpToolDeps extends McpConnectSettings {
   limitOutput: (value: unknown) => unknown;
 }
 
-/** The name a model calls an MCP tool by: `mcp_<server>_<tool>` in `[A-Za-z0-9_-]`, at most 64 (longer ones cut, with a hash). */
+/** API.md: `mcp__<server>__<tool>`, characters outside `[A-Za-z0-9_]` become `_`; over 64, cut with an 8-character hash. */
 export function mcpToolName(server: string, toolName: string): string {
-  const name = `mcp_${server}_${toolName}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  const name = `mcp__${server}__${toolName}`.replace(/[^A-Za-z0-9_]/g, '_');
   return name.length <= 64 ? name : `${name.slice(0, 55)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
 }
 
@@ -49,7 +49,10 @@ export function createMcpTools(deps: McpToolDeps) {
       client = await connectMcp(server, deps, options);
       const result = await client.callTool({ name: toolName, arguments: input as Record<string, unknown> }, undefined, options);
       const output = resultOf(result as { content?: unknown; structuredContent?: unknown });
-      if (result.isError) throw new HangarError('unavailable', `tool ${toolName} of ${server.name} failed: ${String(output)}`);
+      if (result.isError) {
+        const said = deps.limitOutput(typeof output === 'string' ? output : JSON.stringify(output));
+        throw new HangarError('unavailable', `tool ${toolName} of ${server.name} failed: ${String(said)}`);
+      }
       return deps.limitOutput(output);
     } catch (error) {
       if (error instanceof HangarError) throw error;
@@ -78,7 +81,11 @@ export function createMcpTools(deps: McpToolDeps) {
         for (const toolName of wanted.get(server.name) ?? []) {
           const listed = server.tools.find((candidate) => candidate.name === toolName);
           if (!listed) continue;
-          tools[mcpToolName(server.name, toolName)] = tool({
+          // Two references can read alike once cut to the allowed characters (servers a-b and a_b): the later one gets its own name.
+          let name = mcpToolName(server.name, toolName);
+          if (tools[name])
+            name = `${name.slice(0, 55)}_${createHash('sha256').update(`${server.name}/${toolName}`).digest('hex').slice(0, 8)}`;
+          tools[name] = tool({
             description: listed.description,
             inputSchema: jsonSchema<Record<string, unknown>>(listed.inputSchema as never),
             execute: (input, { abortSignal }) => call(server, toolName, input, abortSignal),
