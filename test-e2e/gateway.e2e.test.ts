@@ -250,6 +250,7 @@ describe('routing, prefix and documents', () => {
         'PUT /hangar/api/tool-servers/{name}',
         'DELETE /hangar/api/tool-servers/{name}',
         'POST /hangar/api/tool-servers/{name}/refresh',
+        'POST /hangar/mcp',
         'POST /hangar/api/runs/{runId}/cancel',
         'POST /hangar/api/runs/{runId}/feedback',
         'GET /hangar/api/runs/{runId}/feedback',

@@ -35,6 +35,7 @@ export const ERROR_KINDS = {
   unauthorized: { http: 401, grpc: Status.UNAUTHENTICATED, errorType: 'unauthorized', title: 'Unauthorized' },
   forbidden: { http: 403, grpc: Status.PERMISSION_DENIED, errorType: 'forbidden', title: 'Forbidden' },
   notFound: { http: 404, grpc: Status.NOT_FOUND, errorType: 'not_found', title: 'Not Found' },
+  notAcceptable: { http: 406, grpc: Status.INVALID_ARGUMENT, errorType: 'not_acceptable', title: 'Not Acceptable' },
   conflict: { http: 409, grpc: Status.ALREADY_EXISTS, errorType: 'conflict', title: 'Conflict' },
   payloadTooLarge: { http: 413, grpc: Status.OUT_OF_RANGE, errorType: 'payload_too_large', title: 'Payload Too Large' },
   unsupportedMediaType: { http: 415, grpc: Status.INVALID_ARGUMENT, errorType: 'unsupported_media_type', title: 'Unsupported Media Type' },

@@ -98,6 +98,9 @@ export const operationTable = {
     delete: { operationId: 'deleteToolServer', method: 'delete', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'none' },
     refresh: { operationId: 'refreshToolServer', method: 'post', path: '/api/tool-servers/{name}/refresh', pathParams: ['name'], body: 'none', response: 'json' },
   },
+  exposure: {
+    exposedMcp: { operationId: 'exposedMcp', method: 'post', path: '/mcp', pathParams: [], body: 'json', response: 'json' },
+  },
   retention: {
     listPolicies: { operationId: 'listRetentionPolicies', method: 'get', path: '/api/retention', pathParams: [], body: 'none', response: 'json' },
     putPolicy: { operationId: 'putRetentionPolicy', method: 'put', path: '/api/retention/{target}', pathParams: ['target'], body: 'json', response: 'json' },
@@ -295,6 +298,10 @@ export interface GeneratedGroups {
     delete(name: PathParam<'deleteToolServer', 'name'>, options?: CallOptions): Promise<void>;
     /** `POST /api/tool-servers/{name}/refresh`: Discover a tool server’s tools again */
     refresh(name: PathParam<'refreshToolServer', 'name'>, options?: CallOptions): Promise<JsonResult<'refreshToolServer'>>;
+  };
+  exposure: {
+    /** `POST /mcp`: MCP server of the exposed agents */
+    exposedMcp(body: JsonBody<'exposedMcp'>, options?: IdempotentCallOptions): Promise<JsonResult<'exposedMcp'>>;
   };
   retention: {
     /** `GET /api/retention`: List retention policies */

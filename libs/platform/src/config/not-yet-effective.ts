@@ -76,6 +76,7 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Mcp:MaxResourceBytesPerResource',
     'Mcp:MaxResourceBytesTotal',
     'Mcp:OAuthCallbackBaseUri',
+    'Hangar:Exposure:A2A:Agents',
   ],
   // API.md "Workflows".
   Workflows: [

@@ -140,6 +140,13 @@ export const ConfigSchema = z
       Object.fromEntries(SERVICE_NAMES.map((name) => [name, ServiceEndpoint])) as Record<ServiceName, typeof ServiceEndpoint>,
     ),
     Hangar: section({
+      /** Agents served to other systems (API.md "Tool servers (MCP) and exposure"); none by default. */
+      Exposure: section({
+        /** Served as tools of an MCP server at `{prefix}/mcp`. */
+        Mcp: section({ Agents: list(z.string()).default([]) }),
+        /** Served over the A2A protocol at `{prefix}/a2a/{agent}`. */
+        A2A: section({ Agents: list(z.string()).default([]) }),
+      }),
       Api: section({
         Prefix: z
           .string()
