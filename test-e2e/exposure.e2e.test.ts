@@ -1,10 +1,14 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, TEST_TOKEN, type HangarUnderTest } from '@hangar/testing';
+import { parseSseFrames, startHangar, TEST_TOKEN, type HangarUnderTest } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-/** API.md "Tool servers (MCP) and exposure": agents served as MCP tools at {prefix}/mcp, read by the official MCP client. */
+/**
+ * API.md "Tool servers (MCP) and exposure": agents served as MCP tools at {prefix}/mcp (read by the
+ * official MCP client) and as A2A agents at {prefix}/a2a/{agent} (a hand-written JSON-RPC client).
+ */
 
 let hangar: HangarUnderTest;
 
@@ -20,7 +24,7 @@ beforeAll(async () => {
   hangar = await startHangar({
     modules: allInOneModules(),
     // `ghost` is exposed but never created: exposure names agents resolved per request.
-    overrides: { Hangar: { Exposure: { Mcp: { Agents: ['helper', 'ghost'] } } } },
+    overrides: { Hangar: { Exposure: { Mcp: { Agents: ['helper', 'ghost'] }, A2A: { Agents: ['helper', 'ghost'] } } } },
   });
   for (const [name, description] of [
     ['helper', 'Helps with anything'],
@@ -90,5 +94,80 @@ describe('MCP exposure', () => {
     const client = await mcpClient(invoker.body.key);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['helper']);
     await client.close();
+  });
+});
+
+describe('A2A exposure', () => {
+  let ids = 0;
+  const rpc = (agent: string, method: string, params: unknown) =>
+    hangar.request('POST', `/a2a/${agent}`, { body: { jsonrpc: '2.0', id: ++ids, method, params } });
+  const userMessage = (text: string) => ({
+    message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text }] },
+  });
+
+  it('serves the agent card of an exposed agent that exists, and nothing for the others', async () => {
+    const card = await hangar.request('GET', '/a2a/helper/.well-known/agent-card.json');
+    expect(card.status, card.text).toBe(200);
+    expect(card.body).toMatchObject({
+      protocolVersion: '0.3.0',
+      name: 'helper',
+      description: 'Helps with anything',
+      preferredTransport: 'JSONRPC',
+      capabilities: { streaming: true },
+      defaultInputModes: ['text/plain'],
+      skills: [expect.objectContaining({ id: 'helper' })],
+    });
+    expect(card.body.url).toMatch(/\/a2a\/helper$/);
+    expectProblem(await hangar.request('GET', '/a2a/private/.well-known/agent-card.json'), 404, 'not_found');
+    expectProblem(await hangar.request('GET', '/a2a/ghost/.well-known/agent-card.json'), 404, 'not_found');
+    expectProblem(await rpc('private', 'message/send', userMessage('hi')), 404, 'not_found');
+  });
+
+  it('message/send runs the agent and answers the completed task; tasks/get reads it again', async () => {
+    const sent = await rpc('helper', 'message/send', userMessage('a2a says hello'));
+    expect(sent.status, sent.text).toBe(200);
+    const { result } = sent.body;
+    expect(result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
+    expect(result.artifacts[0].parts[0].text).toContain('a2a says hello');
+    expect((await hangar.request('GET', `/api/runs/${result.id}`)).body).toMatchObject({ agentName: 'helper', kind: 'Compatibility' });
+
+    const got = await rpc('helper', 'tasks/get', { id: result.id });
+    expect(got.body.result).toMatchObject({ id: result.id, status: { state: 'completed' } });
+    expect(got.body.result.artifacts[0].parts[0].text).toBe(result.artifacts[0].parts[0].text);
+    expect((await rpc('helper', 'tasks/cancel', { id: result.id })).body.error).toMatchObject({ code: -32002 });
+    expect((await rpc('helper', 'tasks/get', { id: crypto.randomUUID() })).body.error).toMatchObject({ code: -32001 });
+    expect((await rpc('helper', 'tasks/get', { id: 'not-a-run-id' })).body.error).toMatchObject({ code: -32001 });
+  });
+
+  it('message/stream answers the task, its answer in appended chunks, then a final status', async () => {
+    const response = await fetch(`${hangar.url}/a2a/helper`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'stream-1',
+        method: 'message/stream',
+        params: userMessage('stream these words back please'),
+      }),
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const results = parseSseFrames(await response.text()).map((frame) => frame.data);
+    expect(results.every((frame) => frame.jsonrpc === '2.0' && frame.id === 'stream-1')).toBe(true);
+    const [first, ...rest] = results.map((frame) => frame.result);
+    expect(first).toMatchObject({ kind: 'task', status: { state: 'working' } });
+    const chunks = rest.filter((event) => event.kind === 'artifact-update');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks[0].append).toBe(false);
+    expect(chunks.at(-1).lastChunk).toBe(true);
+    expect(chunks.map((chunk) => chunk.artifact.parts[0].text).join('')).toContain('stream these words back please');
+    expect(rest.at(-1)).toMatchObject({ kind: 'status-update', taskId: first.id, final: true, status: { state: 'completed' } });
+  });
+
+  it('answers protocol mistakes as JSON-RPC errors, and what is no JSON-RPC request as problem+json', async () => {
+    expect((await rpc('helper', 'tasks/resubscribe', { id: 'x' })).body.error).toMatchObject({ code: -32601 });
+    expect((await rpc('helper', 'message/send', { message: { role: 'user', parts: [] } })).body.error).toMatchObject({ code: -32602 });
+    const withFile = { message: { role: 'user', messageId: 'm', parts: [{ kind: 'file', file: { uri: 'https://x' } }] } };
+    expect((await rpc('helper', 'message/send', withFile)).body.error).toMatchObject({ code: -32602 });
+    expectProblem(await hangar.request('POST', '/a2a/helper', { body: { hello: 'world' } }), 400, 'validation_failed');
   });
 });

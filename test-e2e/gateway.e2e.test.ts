@@ -251,6 +251,8 @@ describe('routing, prefix and documents', () => {
         'DELETE /hangar/api/tool-servers/{name}',
         'POST /hangar/api/tool-servers/{name}/refresh',
         'POST /hangar/mcp',
+        'GET /hangar/a2a/{agent}/.well-known/agent-card.json',
+        'POST /hangar/a2a/{agent}',
         'POST /hangar/api/runs/{runId}/cancel',
         'POST /hangar/api/runs/{runId}/feedback',
         'GET /hangar/api/runs/{runId}/feedback',

@@ -205,6 +205,20 @@ describe('executor A SIGKILLed amid 100 queued runs', () => {
     };
     const ended = (found: Map<string, string>) => [...found.values()].filter((status) => TERMINAL_STATUSES.includes(status)).length;
     await eventually(async () => (ended(await statuses()) >= QUEUED_RUNS / 3 ? true : undefined), 'a third of the runs to end', 60_000);
+    // Both job workers hold a run that started (its run.started stored): the kill interrupts at least one of A's.
+    await eventually(
+      async () => {
+        const { rows } = await database.query<{ workers: string }>(
+          `select count(distinct j.lease_owner) as workers from "${hangar.schemaPrefix}_runs".jobs j
+            where j.status = 'leased' and j.run_id = any($1)
+              and exists (select 1 from "${hangar.schemaPrefix}_runs".run_events e where e.run_id = j.run_id and e.type = 'run.started')`,
+          [runIds],
+        );
+        return Number(rows[0].workers) === 2 ? true : undefined;
+      },
+      'both executors to be executing a started run',
+      30_000,
+    );
     const executor = hangar.processes.get('RunExecutor')!;
     executor.kill('SIGKILL');
     await hangar.exits.get('RunExecutor');

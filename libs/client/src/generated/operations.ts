@@ -100,6 +100,8 @@ export const operationTable = {
   },
   exposure: {
     exposedMcp: { operationId: 'exposedMcp', method: 'post', path: '/mcp', pathParams: [], body: 'json', response: 'json' },
+    getA2AAgentCard: { operationId: 'getA2AAgentCard', method: 'get', path: '/a2a/{agent}/.well-known/agent-card.json', pathParams: ['agent'], body: 'none', response: 'json' },
+    callA2AAgent: { operationId: 'callA2AAgent', method: 'post', path: '/a2a/{agent}', pathParams: ['agent'], body: 'json', response: 'json' },
   },
   retention: {
     listPolicies: { operationId: 'listRetentionPolicies', method: 'get', path: '/api/retention', pathParams: [], body: 'none', response: 'json' },
@@ -302,6 +304,10 @@ export interface GeneratedGroups {
   exposure: {
     /** `POST /mcp`: MCP server of the exposed agents */
     exposedMcp(body: JsonBody<'exposedMcp'>, options?: IdempotentCallOptions): Promise<JsonResult<'exposedMcp'>>;
+    /** `GET /a2a/{agent}/.well-known/agent-card.json`: A2A agent card of an exposed agent */
+    getA2AAgentCard(agent: PathParam<'getA2AAgentCard', 'agent'>, options?: CallOptions): Promise<JsonResult<'getA2AAgentCard'>>;
+    /** `POST /a2a/{agent}`: A2A JSON-RPC endpoint of an exposed agent */
+    callA2AAgent(agent: PathParam<'callA2AAgent', 'agent'>, body: JsonBody<'callA2AAgent'>, options?: IdempotentCallOptions): Promise<JsonResult<'callA2AAgent'>>;
   };
   retention: {
     /** `GET /api/retention`: List retention policies */

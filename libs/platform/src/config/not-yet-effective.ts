@@ -76,7 +76,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Mcp:MaxResourceBytesPerResource',
     'Mcp:MaxResourceBytesTotal',
     'Mcp:OAuthCallbackBaseUri',
-    'Hangar:Exposure:A2A:Agents',
   ],
   // API.md "Workflows".
   Workflows: [

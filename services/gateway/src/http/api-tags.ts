@@ -11,7 +11,7 @@ export const API_TAGS = {
   'Tool servers':
     'MCP tool servers of the tenant (streamable HTTP or SSE), their status and the tools discovered on them, which agents name as mcp:<server>/<tool>.',
   Exposure:
-    'Agents served to other systems: as tools of an MCP server (Hangar:Exposure:Mcp:Agents); none by default, and only for callers with ExternalInvoke.',
+    'Agents served to other systems: as tools of an MCP server (Hangar:Exposure:Mcp:Agents) and as A2A agents (Hangar:Exposure:A2A:Agents); none by default, and only for callers with ExternalInvoke.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',
   'Skill script grants': 'Grants that allow a skill’s scripts to run, with an optional expiry.',
   Quotas: 'Usage limits per tenant (runs, tokens, cost) over a period; a run over a limit is refused with 429.',

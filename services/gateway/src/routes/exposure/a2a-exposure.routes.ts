@@ -1,0 +1,262 @@
+import { classifyError, HANGAR_VERSION, HangarError, notFound, validationError, type Caller } from '@hangar/platform';
+import { z } from 'zod';
+import type { GatewayContext } from '../../gateway.context.js';
+import { runResponseBody } from '../../http/run-stream.js';
+import { defineRoute } from '../../http/route.js';
+import { openEventStream } from '../../http/sse.js';
+import { problemResponse } from '../../api.schemas.js';
+import { authorizeStart, startCompatibilityRun, type StartedRun } from '../openai/openai-runs.js';
+import { answerOfRun } from '../openai/response-sessions.js';
+import {
+  agentCard,
+  answerArtifact,
+  JsonRpcRequestSchema,
+  MessageSendParamsSchema,
+  rpcError,
+  rpcResult,
+  RpcError,
+  task,
+  TaskIdParamsSchema,
+  taskStateOf,
+  textOf,
+  type JsonRpcRequest,
+  type MessageSendParams,
+} from './a2a-protocol.js';
+
+const TAG = 'Exposure';
+const AgentParams = z.object({ agent: z.string() });
+
+/** The agent of the path when `Hangar:Exposure:A2A:Agents` lists it and it exists for the caller; 404 otherwise. */
+async function exposedAgent(context: GatewayContext, caller: Caller, name: string) {
+  if (context.config.Hangar.Exposure.A2A.Agents.includes(name)) {
+    const { agents } = await context.registry.listAgents({}, { caller });
+    const agent = agents.find((candidate) => candidate.name === name && candidate.model !== undefined);
+    if (agent) return agent;
+  }
+  throw notFound(`agent "${name}" is not served over A2A`);
+}
+
+/** A refusal before the run exists (quota, run authorization) as the JSON-RPC error the caller reads. */
+function refusal(request: JsonRpcRequest, error: unknown) {
+  const problem = classifyError(error);
+  if (!problem) throw error;
+  return rpcError(request.id, RpcError.internal, problem.message, { status: problem.status, errorType: problem.errorType });
+}
+
+async function startTask(
+  context: GatewayContext,
+  caller: Caller,
+  agentName: string,
+  params: MessageSendParams,
+  isStreaming: boolean,
+  signal: AbortSignal,
+) {
+  await authorizeStart(context, caller, agentName);
+  return startCompatibilityRun(
+    {
+      agentName,
+      messages: [{ role: 'user', content: textOf(params) }],
+      isStreaming,
+      clientMetadata: {
+        surface: 'a2a',
+        messageId: params.message.messageId,
+        ...(params.message.contextId && { contextId: params.message.contextId }),
+      },
+    },
+    caller,
+    signal,
+    context,
+  );
+}
+
+/** `message/send`: runs the agent to its end and answers the task, completed with its answer or failed with why. */
+async function sendMessage(
+  context: GatewayContext,
+  caller: Caller,
+  agentName: string,
+  request: JsonRpcRequest,
+  params: MessageSendParams,
+  signal: AbortSignal,
+) {
+  let started: StartedRun;
+  try {
+    started = await startTask(context, caller, agentName, params, false, signal);
+  } catch (error) {
+    return refusal(request, error);
+  }
+  const taskId = started.run.id;
+  const contextId = params.message.contextId ?? taskId;
+  try {
+    const answer = await runResponseBody(started.updates);
+    return rpcResult(request.id, task(taskId, contextId, 'completed', { answer: answer.output.text }));
+  } catch (error) {
+    return rpcResult(request.id, task(taskId, contextId, 'failed', { reason: classifyError(error)?.message ?? 'the run failed' }));
+  }
+}
+
+/** `message/stream`: the task, then its answer as appended artifact chunks, then its final status, each a JSON-RPC result frame. */
+async function streamMessage(
+  context: GatewayContext,
+  caller: Caller,
+  agentName: string,
+  request: JsonRpcRequest,
+  params: MessageSendParams,
+  signal: AbortSignal,
+  response: Parameters<typeof openEventStream>[0],
+) {
+  let started: StartedRun;
+  try {
+    started = await startTask(context, caller, agentName, params, true, signal);
+  } catch (error) {
+    return { status: 200, body: refusal(request, error) };
+  }
+  const taskId = started.run.id;
+  const contextId = params.message.contextId ?? taskId;
+  const stream = openEventStream(response, { 'X-Hangar-Run-Id': taskId });
+  const frame = (result: unknown) => stream.data(rpcResult(request.id, result));
+  const finalStatus = (state: 'completed' | 'failed', reason?: string) =>
+    frame({ kind: 'status-update', taskId, contextId, status: task(taskId, contextId, state, { reason }).status, final: true });
+  frame(task(taskId, contextId, 'working'));
+  let chunks = 0;
+  try {
+    for (let next = await started.updates.next(); !next.done; next = await started.updates.next()) {
+      const update = next.value.update;
+      if (update?.$case === 'textDelta')
+        frame({
+          kind: 'artifact-update',
+          taskId,
+          contextId,
+          artifact: answerArtifact(taskId, update.value.text),
+          append: chunks++ > 0,
+          lastChunk: false,
+        });
+      else if (update?.$case === 'finished') {
+        frame({ kind: 'artifact-update', taskId, contextId, artifact: answerArtifact(taskId, ''), append: chunks > 0, lastChunk: true });
+        finalStatus('completed');
+        break;
+      } else if (update?.$case === 'failed') {
+        finalStatus('failed', update.value.message);
+        break;
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) finalStatus('failed', classifyError(error)?.message ?? 'the run stream broke off');
+  }
+  stream.end();
+  return { status: 200, sent: true };
+}
+
+/** `tasks/get` and `tasks/cancel` act on runs of this agent only: another agent's run is no task here. */
+async function taskOf(context: GatewayContext, caller: Caller, agentName: string, request: JsonRpcRequest) {
+  const params = TaskIdParamsSchema.safeParse(request.params);
+  if (!params.success) return { error: rpcError(request.id, RpcError.invalidParams, 'params must be { id }') };
+  const run = await context.runs
+    .getRun({ runId: params.data.id }, { caller })
+    .then((found) => found.run)
+    .catch((error: unknown) => {
+      if (classifyError(error)?.status === 404 || classifyError(error)?.status === 400) return undefined;
+      throw error;
+    });
+  if (!run || run.agentName !== agentName)
+    return { error: rpcError(request.id, RpcError.taskNotFound, `task ${params.data.id} not found`) };
+  return { run };
+}
+
+/**
+ * API.md "Tool servers (MCP) and exposure": the agents named in `Hangar:Exposure:A2A:Agents`, each
+ * an A2A agent at `{prefix}/a2a/{agent}` (JSON-RPC) with its agent card.
+ */
+export const a2aExposureRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/a2a/{agent}/.well-known/agent-card.json',
+    operationId: 'getA2AAgentCard',
+    summary: 'A2A agent card of an exposed agent',
+    description:
+      'The A2A agent card (protocol 0.3.0, JSON-RPC transport, streaming, bearer authentication) of an agent listed in Hangar:Exposure:A2A:Agents that exists for the caller; 404 otherwise.',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'ExternalInvoke' },
+    params: AgentParams,
+    responses: {
+      200: { description: 'The agent card', schema: z.record(z.string(), z.unknown()) },
+      404: problemResponse('Not an exposed agent'),
+    },
+    async handler({ params, caller, request }, context) {
+      const agent = await exposedAgent(context, caller, params.agent);
+      const url = `${request.protocol}://${request.get('host')}${context.config.Hangar.Api.Prefix}/a2a/${encodeURIComponent(agent.name)}`;
+      return { status: 200, body: agentCard({ name: agent.name, description: agent.description }, url, HANGAR_VERSION) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/a2a/{agent}',
+    operationId: 'callA2AAgent',
+    summary: 'A2A JSON-RPC endpoint of an exposed agent',
+    description:
+      'A2A over JSON-RPC 2.0 for an agent listed in Hangar:Exposure:A2A:Agents: message/send runs it to its end and answers the task (its id is the run id; completed with an answer artifact, or failed with the reason), message/stream answers as SSE (the task, appended artifact chunks, a final status-update), tasks/get and tasks/cancel act on its runs. Text parts only. Each message is a recorded run of kind Compatibility. A body that is no JSON-RPC request is 400; protocol errors are JSON-RPC errors.',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'ExternalInvoke' },
+    params: AgentParams,
+    rawBody: true,
+    documentedBody: { contentType: 'application/json', schema: { type: 'object', description: 'A JSON-RPC 2.0 request (A2A)' } },
+    responses: {
+      200: {
+        description: 'The JSON-RPC answer; for message/stream, SSE frames of JSON-RPC results',
+        schema: z.record(z.string(), z.unknown()),
+      },
+      404: problemResponse('Not an exposed agent'),
+    },
+    async handler({ params, body, caller, request, response, signal }, context) {
+      const parsed = JsonRpcRequestSchema.safeParse(body);
+      if (!parsed.success)
+        throw validationError('the body is not a JSON-RPC 2.0 request', [{ path: 'body', message: 'is not a JSON-RPC request' }]);
+      const rpc = parsed.data;
+      const agent = await exposedAgent(context, caller, params.agent);
+      const sendParams = () => MessageSendParamsSchema.safeParse(rpc.params);
+      switch (rpc.method) {
+        case 'message/send':
+        case 'message/stream': {
+          const message = sendParams();
+          if (!message.success)
+            return {
+              status: 200,
+              body: rpcError(rpc.id, RpcError.invalidParams, 'params must be { message } with a user role, a messageId and text parts'),
+            };
+          if (message.data.message.taskId)
+            return {
+              status: 200,
+              body: rpcError(rpc.id, RpcError.unsupportedOperation, 'a task takes one message: continuing a task is not supported'),
+            };
+          if (rpc.method === 'message/send')
+            return { status: 200, body: await sendMessage(context, caller, agent.name, rpc, message.data, signal) };
+          return streamMessage(context, caller, agent.name, rpc, message.data, signal, response);
+        }
+        case 'tasks/get': {
+          const found = await taskOf(context, caller, agent.name, rpc);
+          if ('error' in found) return { status: 200, body: found.error };
+          const state = taskStateOf(found.run);
+          const answer = state === 'completed' ? await answerOfRun(context, caller, found.run) : undefined;
+          const reason = state === 'failed' ? (found.run.errorMessage ?? found.run.errorType) : undefined;
+          return { status: 200, body: rpcResult(rpc.id, task(found.run.id, found.run.id, state, { answer, reason })) };
+        }
+        case 'tasks/cancel': {
+          const found = await taskOf(context, caller, agent.name, rpc);
+          if ('error' in found) return { status: 200, body: found.error };
+          try {
+            const { run } = await context.runs.cancelRun({ runId: found.run.id }, { caller });
+            return {
+              status: 200,
+              body: rpcResult(rpc.id, task(run!.id, run!.id, taskStateOf(run!) === 'completed' ? 'completed' : 'canceled')),
+            };
+          } catch (error) {
+            if (error instanceof HangarError && error.status === 409)
+              return { status: 200, body: rpcError(rpc.id, RpcError.taskNotCancelable, `task ${found.run.id} is not running`) };
+            throw error;
+          }
+        }
+        default:
+          return { status: 200, body: rpcError(rpc.id, RpcError.methodNotFound, `method ${rpc.method} is not served`) };
+      }
+    },
+  }),
+];
