@@ -1,5 +1,5 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { parseSseFrames, startHangar, TEST_TOKEN, type HangarUnderTest } from '@hangar/testing';
+import { parseSseFrames, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 
 let hangar: HangarUnderTest;
+let model: MockOpenAI;
 
 async function mcpClient(token: string) {
   const client = new Client({ name: 'exposure-test', version: '1' });
@@ -21,10 +22,15 @@ async function mcpClient(token: string) {
 }
 
 beforeAll(async () => {
+  model = await startMockOpenAI();
+  model.script('slow', () => ({ delayMs: 20_000, then: { text: 'too late' } }));
   hangar = await startHangar({
     modules: allInOneModules(),
     // `ghost` is exposed but never created: exposure names agents resolved per request.
-    overrides: { Hangar: { Exposure: { Mcp: { Agents: ['helper', 'ghost'] }, A2A: { Agents: ['helper', 'ghost'] } } } },
+    overrides: {
+      Hangar: { Exposure: { Mcp: { Agents: ['helper', 'ghost'] }, A2A: { Agents: ['helper', 'ghost', 'slowpoke'] } } },
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: model.url } },
+    },
   });
   for (const [name, description] of [
     ['helper', 'Helps with anything'],
@@ -35,10 +41,13 @@ beforeAll(async () => {
     });
     expect(created.status, created.text).toBe(201);
   }
+  const slowpoke = await hangar.request('POST', '/api/agents', { body: { name: 'slowpoke', model: { provider: 'mock', model: 'slow' } } });
+  expect(slowpoke.status, slowpoke.text).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
   await hangar?.stop();
+  await model?.close();
 });
 
 describe('MCP exposure', () => {
@@ -137,6 +146,33 @@ describe('A2A exposure', () => {
     expect((await rpc('helper', 'tasks/cancel', { id: result.id })).body.error).toMatchObject({ code: -32002 });
     expect((await rpc('helper', 'tasks/get', { id: crypto.randomUUID() })).body.error).toMatchObject({ code: -32001 });
     expect((await rpc('helper', 'tasks/get', { id: 'not-a-run-id' })).body.error).toMatchObject({ code: -32001 });
+    // A run of the agent started otherwise (the native route) is no task of the A2A surface.
+    const native = await hangar.request('POST', '/api/agents/helper/run', {
+      body: { message: 'native' },
+      headers: { 'idempotency-key': crypto.randomUUID() },
+    });
+    expect(native.status, native.text).toBe(200);
+    expect((await rpc('helper', 'tasks/get', { id: native.body.runId })).body.error).toMatchObject({ code: -32001 });
+  });
+
+  it('a task canceled while it streams ends with a canceled status, not a completed one', async () => {
+    const response = await fetch(`${hangar.url}/a2a/slowpoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'slow-1', method: 'message/stream', params: userMessage('take your time') }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('\n\n')) text += decoder.decode((await reader.read()).value, { stream: true });
+    const taskId = parseSseFrames(text)[0].data.result.id;
+    const canceled = await rpc('slowpoke', 'tasks/cancel', { id: taskId });
+    expect(canceled.body.result).toMatchObject({ id: taskId, status: { state: 'canceled' } });
+    for (let next = await reader.read(); !next.done; next = await reader.read()) text += decoder.decode(next.value, { stream: true });
+    const last = parseSseFrames(text).at(-1)!.data.result;
+    expect(last).toMatchObject({ kind: 'status-update', taskId, final: true, status: { state: 'canceled' } });
+    expect((await rpc('slowpoke', 'tasks/get', { id: taskId })).body.result.status.state).toBe('canceled');
   });
 
   it('message/stream answers the task, its answer in appended chunks, then a final status', async () => {
@@ -169,5 +205,11 @@ describe('A2A exposure', () => {
     const withFile = { message: { role: 'user', messageId: 'm', parts: [{ kind: 'file', file: { uri: 'https://x' } }] } };
     expect((await rpc('helper', 'message/send', withFile)).body.error).toMatchObject({ code: -32602 });
     expectProblem(await hangar.request('POST', '/a2a/helper', { body: { hello: 'world' } }), 400, 'validation_failed');
+    // A2A has no notifications: a request without an id is not one.
+    expectProblem(
+      await hangar.request('POST', '/a2a/helper', { body: { jsonrpc: '2.0', method: 'tasks/get', params: { id: 'x' } } }),
+      400,
+      'validation_failed',
+    );
   });
 });

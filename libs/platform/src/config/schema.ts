@@ -145,7 +145,11 @@ export const ConfigSchema = z
         /** Served as tools of an MCP server at `{prefix}/mcp`. */
         Mcp: section({ Agents: list(z.string()).default([]) }),
         /** Served over the A2A protocol at `{prefix}/a2a/{agent}`. */
-        A2A: section({ Agents: list(z.string()).default([]) }),
+        A2A: section({
+          Agents: list(z.string()).default([]),
+          /** The public scheme and host agent cards name (`https://agents.example.com`); unset, the request's own. */
+          BaseUrl: nullable(z.url().refine((url) => !url.endsWith('/'), 'must not end with "/"')),
+        }),
       }),
       Api: section({
         Prefix: z

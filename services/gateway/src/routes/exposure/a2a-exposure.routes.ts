@@ -6,7 +6,7 @@ import { defineRoute } from '../../http/route.js';
 import { openEventStream } from '../../http/sse.js';
 import { problemResponse } from '../../api.schemas.js';
 import { authorizeStart, startCompatibilityRun, type StartedRun } from '../openai/openai-runs.js';
-import { answerOfRun } from '../openai/response-sessions.js';
+import { answerOfRun, readableRun } from '../openai/response-sessions.js';
 import {
   agentCard,
   answerArtifact,
@@ -21,6 +21,7 @@ import {
   textOf,
   type JsonRpcRequest,
   type MessageSendParams,
+  type TaskState,
 } from './a2a-protocol.js';
 
 const TAG = 'Exposure';
@@ -88,7 +89,9 @@ async function sendMessage(
   const contextId = params.message.contextId ?? taskId;
   try {
     const answer = await runResponseBody(started.updates);
-    return rpcResult(request.id, task(taskId, contextId, 'completed', { answer: answer.output.text }));
+    // A run canceled meanwhile (tasks/cancel, a drain) ends `finished` too, with what it had said so far.
+    const state = answer.status === 'Canceled' ? 'canceled' : 'completed';
+    return rpcResult(request.id, task(taskId, contextId, state, { answer: answer.output.text }));
   } catch (error) {
     return rpcResult(request.id, task(taskId, contextId, 'failed', { reason: classifyError(error)?.message ?? 'the run failed' }));
   }
@@ -108,13 +111,17 @@ async function streamMessage(
   try {
     started = await startTask(context, caller, agentName, params, true, signal);
   } catch (error) {
-    return { status: 200, body: refusal(request, error) };
+    // A streaming client reads only SSE: the refusal is the stream's one frame.
+    const stream = openEventStream(response);
+    stream.data(refusal(request, error));
+    stream.end();
+    return { status: 200, sent: true };
   }
   const taskId = started.run.id;
   const contextId = params.message.contextId ?? taskId;
   const stream = openEventStream(response, { 'X-Hangar-Run-Id': taskId });
   const frame = (result: unknown) => stream.data(rpcResult(request.id, result));
-  const finalStatus = (state: 'completed' | 'failed', reason?: string) =>
+  const finalStatus = (state: TaskState, reason?: string) =>
     frame({ kind: 'status-update', taskId, contextId, status: task(taskId, contextId, state, { reason }).status, final: true });
   frame(task(taskId, contextId, 'working'));
   let chunks = 0;
@@ -132,7 +139,7 @@ async function streamMessage(
         });
       else if (update?.$case === 'finished') {
         frame({ kind: 'artifact-update', taskId, contextId, artifact: answerArtifact(taskId, ''), append: chunks > 0, lastChunk: true });
-        finalStatus('completed');
+        finalStatus(update.value.run ? taskStateOf(update.value.run) : 'completed');
         break;
       } else if (update?.$case === 'failed') {
         finalStatus('failed', update.value.message);
@@ -146,18 +153,15 @@ async function streamMessage(
   return { status: 200, sent: true };
 }
 
-/** `tasks/get` and `tasks/cancel` act on runs of this agent only: another agent's run is no task here. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `tasks/get` and `tasks/cancel` act on this agent's tasks only: another agent's run, a native or a child run is no task here. */
 async function taskOf(context: GatewayContext, caller: Caller, agentName: string, request: JsonRpcRequest) {
   const params = TaskIdParamsSchema.safeParse(request.params);
   if (!params.success) return { error: rpcError(request.id, RpcError.invalidParams, 'params must be { id }') };
-  const run = await context.runs
-    .getRun({ runId: params.data.id }, { caller })
-    .then((found) => found.run)
-    .catch((error: unknown) => {
-      if (classifyError(error)?.status === 404 || classifyError(error)?.status === 400) return undefined;
-      throw error;
-    });
-  if (!run || run.agentName !== agentName)
+  // Only what an A2A message of this agent made: its root Compatibility runs the caller may read.
+  const run = UUID.test(params.data.id) ? await readableRun(context, caller, params.data.id) : undefined;
+  if (!run || run.agentName !== agentName || run.kind !== 'Compatibility' || run.parentRunId)
     return { error: rpcError(request.id, RpcError.taskNotFound, `task ${params.data.id} not found`) };
   return { run };
 }
@@ -183,7 +187,9 @@ export const a2aExposureRoutes = [
     },
     async handler({ params, caller, request }, context) {
       const agent = await exposedAgent(context, caller, params.agent);
-      const url = `${request.protocol}://${request.get('host')}${context.config.Hangar.Api.Prefix}/a2a/${encodeURIComponent(agent.name)}`;
+      // Behind a proxy the request's own scheme and host are not what callers use: BaseUrl says what is.
+      const base = context.config.Hangar.Exposure.A2A.BaseUrl ?? `${request.protocol}://${request.get('host')}`;
+      const url = `${base}${context.config.Hangar.Api.Prefix}/a2a/${encodeURIComponent(agent.name)}`;
       return { status: 200, body: agentCard({ name: agent.name, description: agent.description }, url, HANGAR_VERSION) };
     },
   }),
@@ -243,11 +249,9 @@ export const a2aExposureRoutes = [
           const found = await taskOf(context, caller, agent.name, rpc);
           if ('error' in found) return { status: 200, body: found.error };
           try {
-            const { run } = await context.runs.cancelRun({ runId: found.run.id }, { caller });
-            return {
-              status: 200,
-              body: rpcResult(rpc.id, task(run!.id, run!.id, taskStateOf(run!) === 'completed' ? 'completed' : 'canceled')),
-            };
+            await context.runs.cancelRun({ runId: found.run.id }, { caller });
+            // Requested: the run ends Canceled shortly (tasks/get reads it then).
+            return { status: 200, body: rpcResult(rpc.id, task(found.run.id, found.run.id, 'canceled')) };
           } catch (error) {
             if (error instanceof HangarError && error.status === 409)
               return { status: 200, body: rpcError(rpc.id, RpcError.taskNotCancelable, `task ${found.run.id} is not running`) };

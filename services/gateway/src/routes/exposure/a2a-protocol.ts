@@ -22,7 +22,8 @@ export const RpcError = {
 
 export const JsonRpcRequestSchema = z.object({
   jsonrpc: z.literal('2.0'),
-  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  // A2A has no notifications: every request is answered, so it names its id.
+  id: z.union([z.string(), z.number()]),
   method: z.string(),
   params: z.unknown().optional(),
 });
@@ -113,9 +114,9 @@ export const agentCard = (agent: { name: string; description?: string }, url: st
   security: [{ bearer: [] }],
 });
 
-export const rpcResult = (id: JsonRpcRequest['id'], result: unknown) => ({ jsonrpc: '2.0' as const, id: id ?? null, result });
+export const rpcResult = (id: JsonRpcRequest['id'], result: unknown) => ({ jsonrpc: '2.0' as const, id, result });
 export const rpcError = (id: JsonRpcRequest['id'], code: number, message: string, data?: unknown) => ({
   jsonrpc: '2.0' as const,
-  id: id ?? null,
+  id,
   error: { code, message, ...(data !== undefined && { data }) },
 });

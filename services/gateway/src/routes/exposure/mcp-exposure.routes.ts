@@ -31,6 +31,8 @@ async function runAsTool(context: GatewayContext, caller: Caller, agentName: str
       context,
     );
     const answer = await runResponseBody(started.updates);
+    if (answer.status === 'Canceled')
+      return { isError: true, content: [{ type: 'text' as const, text: `the run ${answer.runId} was canceled` }] };
     return {
       content: [{ type: 'text' as const, text: answer.output.text }],
       structuredContent: { runId: answer.runId, text: answer.output.text },
@@ -42,6 +44,9 @@ async function runAsTool(context: GatewayContext, caller: Caller, agentName: str
     return { isError: true, content: [{ type: 'text' as const, text: problem?.message ?? 'the agent could not be run' }] };
   }
 }
+
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 
 /**
  * What the SDK would refuse with a JSON-RPC body, refused here as problem+json like every other bad
@@ -88,6 +93,16 @@ export const mcpExposureRoutes = [
     async handler({ caller, body, request, response, signal }, context) {
       checkMcpRequest(request, body);
       const server = new McpServer({ name: 'hangar', version: HANGAR_VERSION });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      // Before any await: a caller gone meanwhile still closes both (its runs end Canceled through `signal`).
+      response.on(
+        'close',
+        () =>
+          void transport
+            .close()
+            .then(() => server.close())
+            .catch((error: unknown) => context.logger.warn({ err: error }, 'the MCP exposure server did not close cleanly')),
+      );
       for (const agent of await exposedAgents(context, caller)) {
         server.registerTool(
           agent.name,
@@ -98,10 +113,9 @@ export const mcpExposureRoutes = [
           ({ message }) => runAsTool(context, caller, agent.name, message, signal),
         );
       }
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      response.on('close', () => void transport.close().then(() => server.close()));
       await server.connect(transport);
-      await transport.handleRequest(request, response, body);
+      // A closed transport drops an answer it still owed without settling this: the caller's departure ends the wait.
+      await Promise.race([transport.handleRequest(request, response, body), untilAborted(signal)]);
       return { status: response.statusCode, sent: true };
     },
   }),
