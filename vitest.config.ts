@@ -8,7 +8,7 @@ const HTTP_SUITES = ['test-e2e/**/*.e2e.test.ts', 'libs/client/test/**/*.e2e.tes
 
 /**
  * The HTTP suites `npm test` runs again on the split shape, in about three minutes of CI: the agents,
- * attachments, quotas, tenant, webhook, OpenAI-compatible, session and API-key routes and the client, each route through its
+ * attachments, quotas, tenant, webhook, OpenAI-compatible, session, API-key, tool-server and exposure routes and the client, each route through its
  * service's own process. The rest take far longer there (a shape is seven processes, ~11 s of this
  * 2-core machine to start, and runs.e2e alone starts nine: ten minutes), so every HTTP suite runs
  * on the split shape only with `npm run test:split` (HANGAR_TEST_SPLIT=all); docs/decisions.md.
@@ -23,6 +23,8 @@ const SPLIT_IN_CI = [
   'libs/client/test/client.e2e.test.ts',
   'test-e2e/sessions.e2e.test.ts',
   'test-e2e/api-keys.e2e.test.ts',
+  'test-e2e/tool-servers.e2e.test.ts',
+  'test-e2e/exposure.e2e.test.ts',
 ];
 
 /** HTTP suites that run in one shape only, and why; every other one runs on all-in-one and again on the split shape. */
