@@ -21,6 +21,7 @@ let mcp: TestMcpServer;
 let model: MockOpenAI;
 let hangar: HangarUnderTest;
 let guarded: HangarUnderTest;
+let switchedOff: HangarUnderTest;
 
 const put = (name: string, body: unknown, on = hangar, headers = acme) => on.request('PUT', `/api/tool-servers/${name}`, { body, headers });
 const toolNames = (server: { tools: Array<{ name: string }> }) => server.tools.map((tool) => tool.name).sort();
@@ -35,7 +36,7 @@ beforeAll(async () => {
     const [name, args] = String(request.messages.at(-1)?.content).split(' ');
     return { toolCall: { name, args: JSON.parse(args) } };
   });
-  [hangar, guarded] = await Promise.all([
+  [hangar, guarded, switchedOff] = await Promise.all([
     startHangar({
       modules: allInOneModules(),
       overrides: {
@@ -49,11 +50,15 @@ beforeAll(async () => {
     }),
     // Private targets refused (the default): the test server on 127.0.0.1 is one.
     startHangar({ modules: allInOneModules(), overrides: tenancy }),
+    startHangar({
+      modules: allInOneModules(),
+      overrides: { ...tenancy, Egress: { AllowPrivateNetworkTargets: true }, Mcp: { Enabled: false } },
+    }),
   ]);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([hangar?.stop(), guarded?.stop()]);
+  await Promise.all([hangar?.stop(), guarded?.stop(), switchedOff?.stop()]);
   await mcp?.close();
   await model?.close();
 });
@@ -77,7 +82,10 @@ describe('tool servers', () => {
     expect(add.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } });
     expect(created.body.refreshedAt).not.toBeNull();
 
-    expect((await hangar.request('GET', '/api/tool-servers/calc', { headers: acme })).body).toEqual(created.body);
+    // As saved, unless the background refresh (every second here) came by since.
+    const read = (await hangar.request('GET', '/api/tool-servers/calc', { headers: acme })).body;
+    expect({ ...read, refreshedAt: undefined }).toEqual({ ...created.body, refreshedAt: undefined });
+    expect(Date.parse(read.refreshedAt)).toBeGreaterThanOrEqual(Date.parse(created.body.refreshedAt));
     expect(
       (await hangar.request('GET', '/api/tool-servers', { headers: acme })).body.map((server: { name: string }) => server.name),
     ).toEqual(['calc']);
@@ -188,6 +196,21 @@ describe('tool servers', () => {
     expectProblem(refused, 400, 'validation_failed');
     expect(refused.body.errors[0]).toMatchObject({ path: 'url' });
     expect(refused.body.errors[0].message).toContain('private');
+  });
+
+  it('with Mcp:Enabled false keeps servers but connects to none and offers no MCP tool', async () => {
+    const requests = mcp.authorizations.length;
+    const saved = await put('kept', { url: mcp.streamableUrl, transport: 'streamable-http' }, switchedOff);
+    expect(saved.status, saved.text).toBe(201);
+    expect(saved.body).toMatchObject({ status: 'Pending', tools: [] });
+    expectProblem(await switchedOff.request('POST', '/api/tool-servers/kept/refresh', { headers: acme }), 409, 'conflict');
+    const agent = await switchedOff.request('POST', '/api/agents', {
+      body: { name: 'mcp-user', model: { provider: 'demo', model: 'echo' }, tools: ['mcp:kept/add'] },
+      headers: acme,
+    });
+    expectProblem(agent, 400, 'validation_failed');
+    expect(agent.body.errors[0].message).toContain('Mcp:Enabled');
+    expect(mcp.authorizations.length).toBe(requests);
   });
 
   it('keeps each tenant to its own servers, and needs AgentsAdmin to change them', async () => {

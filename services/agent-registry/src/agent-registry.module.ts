@@ -78,6 +78,7 @@ export const agentRegistryModule = grpcServiceModule({
       allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets,
       secretsPrefix: Mcp.McpSecretsPrefix,
       validationTimeoutMs: config.Validation.McpTimeout,
+      enabled: Mcp.Enabled,
       logger,
     });
     const service = createAgentRegistryService({
@@ -94,10 +95,11 @@ export const agentRegistryModule = grpcServiceModule({
     grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
 
     grpc.server.add(ToolServerServiceDefinition, toolServerGrpc(toolServers));
-    const refresher = startToolServerRefresher(toolServers, Mcp.RefreshInterval, logger);
+    if (!Mcp.Enabled) logger.warn('Mcp:Enabled is false: tool servers are kept, but none is connected and agents get no MCP tool');
+    const refresher = Mcp.Enabled ? startToolServerRefresher(toolServers, Mcp.RefreshInterval, logger) : undefined;
     return {
       close: async () => {
-        await refresher.stop();
+        await refresher?.stop();
         await mcpFetch.close();
         await relay?.stop();
         skillChannel.close();

@@ -31,7 +31,7 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
   });
 
   it('creates, replaces (forgetting discovered tools) and deletes per tenant', async () => {
-    const first = await servers.put('t1', 'kept', input());
+    const first = await servers.put('t1', 'kept', input(), null);
     expect(first).toMatchObject({
       created: true,
       toolServer: { status: 'Pending', tools: [], headers: { 'x-team': 'billing' } },
@@ -39,7 +39,7 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
     await servers.recordDiscovery('t1', 'kept', first.toolServer.generation, { ok: true, tools: [tool('add')] });
     expect((await servers.get('t1', 'kept'))?.tools).toEqual([tool('add')]);
 
-    const replaced = await servers.put('t1', 'kept', input({ transport: 'sse', enabled: false }));
+    const replaced = await servers.put('t1', 'kept', input({ transport: 'sse', enabled: false }), null);
     expect(replaced).toMatchObject({ created: false, toolServer: { status: 'Disabled', tools: [], transport: 'sse', refreshedAt: null } });
     expect(replaced.toolServer.generation).not.toBe(first.toolServer.generation);
     expect(await servers.get('t2', 'kept')).toBeUndefined();
@@ -50,7 +50,7 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
   });
 
   it('records a discovery only for the settings it used, and a failure keeps the tools found before', async () => {
-    const { generation } = (await servers.put('t1', 'raced', input())).toolServer;
+    const { generation } = (await servers.put('t1', 'raced', input(), null)).toolServer;
     expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('a'), tool('b')] })).toMatchObject({
       status: 'Ready',
       error: null,
@@ -59,32 +59,34 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
     expect(failed).toMatchObject({ status: 'Failed', error: 'connection refused', tools: [tool('a'), tool('b')] });
     expect(failed?.refreshedAt).toBeInstanceOf(Date);
 
-    const second = (await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }))).toolServer;
+    const second = (await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }), null)).toolServer;
     // A discovery of the first settings that finishes after the second save is not recorded.
     expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
     expect(await servers.get('t1', 'raced')).toMatchObject({ status: 'Pending', tools: [] });
     // Nor one that finishes after the server was deleted and made again under the same name.
     await servers.delete('t1', 'raced');
-    await servers.put('t1', 'raced', input({ url: 'https://third.example.com/mcp' }));
+    await servers.put('t1', 'raced', input({ url: 'https://third.example.com/mcp' }), null);
     expect(await servers.recordDiscovery('t1', 'raced', second.generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
     // Nor on a server disabled meanwhile.
-    const disabled = (await servers.put('t1', 'raced', input({ enabled: false }))).toolServer;
+    const disabled = (await servers.put('t1', 'raced', input({ enabled: false }), null)).toolServer;
     expect(await servers.recordDiscovery('t1', 'raced', disabled.generation, { ok: true, tools: [tool('late')] })).toBeUndefined();
   });
 
   it('claims enabled servers whose tools are due, each once until its claim lapses', async () => {
     await db.deleteFrom('tool_servers').execute();
-    const never = (await servers.put('t1', 'never-discovered', input())).toolServer;
-    const fresh = (await servers.put('t2', 'fresh', input())).toolServer;
+    const never = (await servers.put('t1', 'never-discovered', input(), null)).toolServer;
+    const fresh = (await servers.put('t2', 'fresh', input(), null)).toolServer;
     await servers.recordDiscovery('t2', 'fresh', fresh.generation, { ok: true, tools: [] });
-    const stale = (await servers.put('t2', 'stale', input())).toolServer;
+    const stale = (await servers.put('t2', 'stale', input(), null)).toolServer;
     await servers.recordDiscovery('t2', 'stale', stale.generation, { ok: true, tools: [] });
     await db
       .updateTable('tool_servers')
       .set({ refreshed_at: sql<Date>`now() - interval '1 hour'` })
       .where('name', '=', 'stale')
       .execute();
-    await servers.put('t1', 'off', input({ enabled: false }));
+    await servers.put('t1', 'off', input({ enabled: false }), null);
+    // A save that discovers the server itself holds it meanwhile.
+    await servers.put('t3', 'being-saved', input(), 30_000);
 
     const claimed = await servers.claimDue(60_000, 30_000, 10);
     expect(claimed.map((server) => `${server.tenantId}/${server.name}`).sort()).toEqual(['t1/never-discovered', 't2/stale']);

@@ -126,6 +126,7 @@ export const runExecutorModule = grpcServiceModule({
       toolCatalog: clients.toolCatalog,
       mcpTools: createMcpTools({
         servers: clients.toolServers,
+        enabled: config.Mcp.Enabled,
         fetch: tenantEgress.fetch,
         secret: mcpSecretResolver(config),
         timeoutMs: config.Tools.DefaultTimeout,

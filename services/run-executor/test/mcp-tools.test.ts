@@ -28,6 +28,7 @@ describe('MCP tools of a run', () => {
       servers: async (_caller, name) => (lookups.push(name), servers.get(name)),
       fetch: () => Promise.reject(new Error('no call is made before the model calls a tool')),
       secret: () => ({ error: 'none' }),
+      enabled: true,
       timeoutMs: 1000,
       limitOutput: (value) => value,
     });
@@ -46,6 +47,7 @@ describe('MCP tools of a run', () => {
       servers: async (_caller, name) => servers.get(name),
       fetch: () => Promise.reject(new Error('no call')),
       secret: () => ({ error: 'none' }),
+      enabled: true,
       timeoutMs: 1000,
       limitOutput: (value) => value,
     });

@@ -43,9 +43,18 @@ const toToolServer = (row: Selectable<ToolServerTable>): ToolServer => ({
 /** A tenant's tool servers and their discovered tools (`tool_servers`). */
 export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
   return {
-    /** Saves a server; a replaced one forgets its tools and is discovered again. */
-    async put(tenantId: string, name: string, input: ToolServerInput): Promise<{ toolServer: ToolServer; created: boolean }> {
+    /**
+     * Saves a server; a replaced one forgets its tools and is discovered again. `claimMs` holds it
+     * from the background refresh while the save discovers it (null: the save does not).
+     */
+    async put(
+      tenantId: string,
+      name: string,
+      input: ToolServerInput,
+      claimMs: number | null,
+    ): Promise<{ toolServer: ToolServer; created: boolean }> {
       const status: ToolServerStatus = input.enabled ? 'Pending' : 'Disabled';
+      const claimedUntil = claimMs === null ? null : sql<Date>`now() + ${claimMs} * interval '1 millisecond'`;
       const row = await db
         .insertInto('tool_servers')
         .values({
@@ -60,7 +69,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
           tools: jsonb([]),
           error: null,
           refreshed_at: null,
-          refresh_claimed_until: null,
+          refresh_claimed_until: claimedUntil,
           generation: randomUUID(),
         })
         .onConflict((conflict) =>
@@ -74,7 +83,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
             tools: eb.ref('excluded.tools'),
             error: null,
             refreshed_at: null,
-            refresh_claimed_until: null,
+            refresh_claimed_until: eb.ref('excluded.refresh_claimed_until'),
             generation: eb.ref('excluded.generation'),
             updated_at: sql<Date>`now()`,
           })),

@@ -1,4 +1,4 @@
-import { checkServiceEndpoint, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
+import { checkServiceEndpoint, conflict, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
 import { discoverTools, type McpDiscoverySettings } from './mcp-discovery.js';
 import { MCP_REFERENCE_PREFIX, parseMcpReference } from '@hangar/contracts';
 import type { CatalogTool } from '../catalog.js';
@@ -54,12 +54,16 @@ export interface ToolServerServiceDeps {
   secretsPrefix: string;
   /** `Validation:McpTimeout`: the fresh lookup that validates an agent's `mcp:` tools. */
   validationTimeoutMs: number;
+  /** `Mcp:Enabled`: false keeps the records but connects to no server and offers no tool. */
+  enabled: boolean;
   logger: Logger;
 }
 
 /** A tenant's MCP tool servers (API.md "Tool servers (MCP) and exposure") and the tools discovered on them. */
 export function createToolServerService(deps: ToolServerServiceDeps) {
   const { repository } = deps;
+  /** How long a discovery holds its server: twice its timeout, after which an instance that died mid-discovery lets go. */
+  const claimMs = deps.discovery.timeoutMs * 2;
 
   async function existing(caller: Caller, name: string): Promise<ToolServer> {
     const server = NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
@@ -120,12 +124,15 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
     /** Saves a server and, when enabled, discovers its tools before answering (a server that is down is saved as Failed). */
     async put(caller: Caller, name: string, request: ToolServerRequest): Promise<{ toolServer: ToolServer; created: boolean }> {
       const input = checked(name, request);
-      const { toolServer, created } = await repository.put(caller.tenantId, name, input);
-      return { toolServer: toolServer.enabled ? await discover(toolServer) : toolServer, created };
+      const discovering = input.enabled && deps.enabled;
+      // Held from the background refresh meanwhile: one discovery per save, not two racing.
+      const { toolServer, created } = await repository.put(caller.tenantId, name, input, discovering ? claimMs : null);
+      return { toolServer: discovering ? await discover(toolServer) : toolServer, created };
     },
     get: existing,
     /** The tenant's discovered MCP tools as catalog entries (`mcp:<server>/<tool>`), from enabled servers. */
     async catalogTools(caller: Caller): Promise<CatalogTool[]> {
+      if (!deps.enabled) return [];
       return (await repository.list(caller.tenantId))
         .filter((server) => server.enabled)
         .flatMap((server) =>
@@ -144,6 +151,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
     /** Discovers again now; a disabled server is not connected and answers as it is. */
     async refresh(caller: Caller, name: string): Promise<ToolServer> {
       const server = await existing(caller, name);
+      if (!deps.enabled) throw conflict('Mcp:Enabled is false: no tool server is connected');
       return server.enabled ? discover(server) : server;
     },
     /**
@@ -153,6 +161,11 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
      */
     async checkReferences(caller: Caller, references: string[]): Promise<Map<string, McpReferenceCheck>> {
       const checks = new Map<string, McpReferenceCheck>();
+      if (!deps.enabled) {
+        for (const reference of references)
+          checks.set(reference, { state: 'missing', reason: 'MCP tool servers are switched off (Mcp:Enabled)' });
+        return checks;
+      }
       const byServer = new Map<string, Array<{ reference: string; tool: string }>>();
       for (const reference of references) {
         const parsed = parseMcpReference(reference);
@@ -194,7 +207,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
      * tools are older than the interval, claimed so that instances side by side take different ones.
      */
     async refreshDue(intervalMs: number): Promise<number> {
-      const due = await repository.claimDue(intervalMs, deps.discovery.timeoutMs * 2, REFRESH_BATCH);
+      const due = await repository.claimDue(intervalMs, claimMs, REFRESH_BATCH);
       await Promise.all(due.map(discover));
       return due.length;
     },

@@ -14,6 +14,8 @@ export type ToolServerLookup = (caller: Caller, name: string) => Promise<McpServ
 
 export interface McpToolDeps extends McpConnectSettings {
   servers: ToolServerLookup;
+  /** `Mcp:Enabled`: false offers no MCP tool (the references stay in the agents). */
+  enabled: boolean;
   /** `Tools:DefaultTimeout`: connecting and calling, together. */
   timeoutMs: number;
   /** Cuts a result as every tool result is cut (`Tools:DefaultMaxOutputBytes`). */
@@ -69,6 +71,7 @@ export function createMcpTools(deps: McpToolDeps) {
 
   return {
     async toolsFor(caller: Caller, references: string[]): Promise<ToolSet> {
+      if (!deps.enabled) return {};
       const wanted = new Map<string, string[]>();
       for (const reference of references) {
         const parsed = parseMcpReference(reference);

@@ -44,81 +44,70 @@ function refusal(request: JsonRpcRequest, error: unknown) {
   return rpcError(request.id, RpcError.internal, problem.message, { status: problem.status, errorType: problem.errorType });
 }
 
-async function startTask(
-  context: GatewayContext,
-  caller: Caller,
-  agentName: string,
-  params: MessageSendParams,
-  isStreaming: boolean,
-  signal: AbortSignal,
-) {
-  await authorizeStart(context, caller, agentName);
-  return startCompatibilityRun(
-    {
-      agentName,
-      messages: [{ role: 'user', content: textOf(params) }],
-      isStreaming,
-      clientMetadata: {
-        surface: 'a2a',
-        messageId: params.message.messageId,
-        ...(params.message.contextId && { contextId: params.message.contextId }),
+/** One `message/send` or `message/stream` call: who asks which agent what. */
+interface MessageCall {
+  context: GatewayContext;
+  caller: Caller;
+  agentName: string;
+  request: JsonRpcRequest;
+  params: MessageSendParams;
+  signal: AbortSignal;
+}
+
+/** Starts the task's run; a refusal before it exists comes back as the JSON-RPC error to answer. */
+async function startTask(call: MessageCall, isStreaming: boolean) {
+  const { context, caller, agentName, params, request, signal } = call;
+  let started: StartedRun;
+  try {
+    await authorizeStart(context, caller, agentName);
+    started = await startCompatibilityRun(
+      {
+        agentName,
+        messages: [{ role: 'user', content: textOf(params) }],
+        isStreaming,
+        clientMetadata: {
+          surface: 'a2a',
+          messageId: params.message.messageId,
+          ...(params.message.contextId && { contextId: params.message.contextId }),
+        },
       },
-    },
-    caller,
-    signal,
-    context,
-  );
+      caller,
+      signal,
+      context,
+    );
+  } catch (error) {
+    return { refused: refusal(request, error) };
+  }
+  return { started, taskId: started.run.id, contextId: params.message.contextId ?? started.run.id };
 }
 
 /** `message/send`: runs the agent to its end and answers the task, completed with its answer or failed with why. */
-async function sendMessage(
-  context: GatewayContext,
-  caller: Caller,
-  agentName: string,
-  request: JsonRpcRequest,
-  params: MessageSendParams,
-  signal: AbortSignal,
-) {
-  let started: StartedRun;
-  try {
-    started = await startTask(context, caller, agentName, params, false, signal);
-  } catch (error) {
-    return refusal(request, error);
-  }
-  const taskId = started.run.id;
-  const contextId = params.message.contextId ?? taskId;
+async function sendMessage(call: MessageCall) {
+  const begun = await startTask(call, false);
+  if ('refused' in begun) return begun.refused;
+  const { started, taskId, contextId } = begun;
   try {
     const answer = await runResponseBody(started.updates);
     // A run canceled meanwhile (tasks/cancel, a drain) ends `finished` too, with what it had said so far.
     const state = answer.status === 'Canceled' ? 'canceled' : 'completed';
-    return rpcResult(request.id, task(taskId, contextId, state, { answer: answer.output.text }));
+    return rpcResult(call.request.id, task(taskId, contextId, state, { answer: answer.output.text }));
   } catch (error) {
-    return rpcResult(request.id, task(taskId, contextId, 'failed', { reason: classifyError(error)?.message ?? 'the run failed' }));
+    return rpcResult(call.request.id, task(taskId, contextId, 'failed', { reason: classifyError(error)?.message ?? 'the run failed' }));
   }
 }
 
 /** `message/stream`: the task, then its answer as appended artifact chunks, then its final status, each a JSON-RPC result frame. */
-async function streamMessage(
-  context: GatewayContext,
-  caller: Caller,
-  agentName: string,
-  request: JsonRpcRequest,
-  params: MessageSendParams,
-  signal: AbortSignal,
-  response: Parameters<typeof openEventStream>[0],
-) {
-  let started: StartedRun;
-  try {
-    started = await startTask(context, caller, agentName, params, true, signal);
-  } catch (error) {
+async function streamMessage(call: MessageCall, response: Parameters<typeof openEventStream>[0]) {
+  const begun = await startTask(call, true);
+  if ('refused' in begun) {
     // A streaming client reads only SSE: the refusal is the stream's one frame.
     const stream = openEventStream(response);
-    stream.data(refusal(request, error));
+    stream.data(begun.refused);
     stream.end();
     return { status: 200, sent: true };
   }
-  const taskId = started.run.id;
-  const contextId = params.message.contextId ?? taskId;
+  const { started, taskId, contextId } = begun;
+  const { request, signal } = call;
   const stream = openEventStream(response, { 'X-Hangar-Run-Id': taskId });
   const frame = (result: unknown) => stream.data(rpcResult(request.id, result));
   const finalStatus = (state: TaskState, reason?: string) =>
@@ -233,9 +222,9 @@ export const a2aExposureRoutes = [
               status: 200,
               body: rpcError(rpc.id, RpcError.unsupportedOperation, 'a task takes one message: continuing a task is not supported'),
             };
-          if (rpc.method === 'message/send')
-            return { status: 200, body: await sendMessage(context, caller, agent.name, rpc, message.data, signal) };
-          return streamMessage(context, caller, agent.name, rpc, message.data, signal, response);
+          const call = { context, caller, agentName: agent.name, request: rpc, params: message.data, signal };
+          if (rpc.method === 'message/send') return { status: 200, body: await sendMessage(call) };
+          return streamMessage(call, response);
         }
         case 'tasks/get': {
           const found = await taskOf(context, caller, agent.name, rpc);
