@@ -199,18 +199,23 @@ describe('tool servers', () => {
   });
 
   it('with Mcp:Enabled false keeps servers but connects to none and offers no MCP tool', async () => {
-    const requests = mcp.authorizations.length;
-    const saved = await put('kept', { url: mcp.streamableUrl, transport: 'streamable-http' }, switchedOff);
-    expect(saved.status, saved.text).toBe(201);
-    expect(saved.body).toMatchObject({ status: 'Pending', tools: [] });
-    expectProblem(await switchedOff.request('POST', '/api/tool-servers/kept/refresh', { headers: acme }), 409, 'conflict');
-    const agent = await switchedOff.request('POST', '/api/agents', {
-      body: { name: 'mcp-user', model: { provider: 'demo', model: 'echo' }, tools: ['mcp:kept/add'] },
-      headers: acme,
-    });
-    expectProblem(agent, 400, 'validation_failed');
-    expect(agent.body.errors[0].message).toContain('Mcp:Enabled');
-    expect(mcp.authorizations.length).toBe(requests);
+    // A server of its own: the other instances' background refreshes reach the shared one meanwhile.
+    const untouched = await startMcpServer();
+    try {
+      const saved = await put('kept', { url: untouched.streamableUrl, transport: 'streamable-http' }, switchedOff);
+      expect(saved.status, saved.text).toBe(201);
+      expect(saved.body).toMatchObject({ status: 'Pending', tools: [] });
+      expectProblem(await switchedOff.request('POST', '/api/tool-servers/kept/refresh', { headers: acme }), 409, 'conflict');
+      const agent = await switchedOff.request('POST', '/api/agents', {
+        body: { name: 'mcp-user', model: { provider: 'demo', model: 'echo' }, tools: ['mcp:kept/add'] },
+        headers: acme,
+      });
+      expectProblem(agent, 400, 'validation_failed');
+      expect(agent.body.errors[0].message).toContain('Mcp:Enabled');
+      expect(untouched.authorizations).toEqual([]);
+    } finally {
+      await untouched.close();
+    }
   });
 
   it('keeps each tenant to its own servers, and needs AgentsAdmin to change them', async () => {
