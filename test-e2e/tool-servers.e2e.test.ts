@@ -102,14 +102,19 @@ describe('tool servers', () => {
   });
 
   it('speaks the SSE transport and sends the secret its key names as a bearer token', async () => {
-    const before = mcp.authorizations.length;
-    const created = await put('legacy', { url: mcp.sseUrl, transport: 'sse', secretKey: 'Hangar:McpSecrets:tools' });
-    expect(created.status, created.text).toBe(201);
-    expect(created.body).toMatchObject({ status: 'Ready', secretKey: 'Hangar:McpSecrets:tools' });
-    expect(toolNames(created.body)).toEqual(['add', 'echo', 'wait']);
-    const sent = mcp.authorizations.slice(before);
-    expect(sent.length).toBeGreaterThan(1);
-    expect(new Set(sent)).toEqual(new Set(['Bearer tool-token']));
+    // A server of its own: every request it sees is this server's discovery.
+    const legacy = await startMcpServer();
+    try {
+      const created = await put('legacy', { url: legacy.sseUrl, transport: 'sse', secretKey: 'Hangar:McpSecrets:tools' });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body).toMatchObject({ status: 'Ready', secretKey: 'Hangar:McpSecrets:tools' });
+      expect(toolNames(created.body)).toEqual(['add', 'echo', 'wait']);
+      expect(legacy.authorizations.length).toBeGreaterThan(1);
+      expect(new Set(legacy.authorizations)).toEqual(new Set(['Bearer tool-token']));
+      await hangar.request('DELETE', '/api/tool-servers/legacy', { headers: acme });
+    } finally {
+      await legacy.close();
+    }
   });
 
   it('keeps a server it cannot use, with status Failed and the reason, and discovers again on refresh', async () => {
