@@ -92,6 +92,27 @@ describe('MCP exposure', () => {
     expect(pong.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
   });
 
+  it('exposes no agent by default: the tool list is empty', async () => {
+    const plain = await startHangar({ modules: allInOneModules() });
+    try {
+      expect(
+        (await plain.request('POST', '/api/agents', { body: { name: 'helper', model: { provider: 'demo', model: 'echo' } } })).status,
+      ).toBe(201);
+      const client = new Client({ name: 'exposure-test', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${plain.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${TEST_TOKEN}` } },
+        }),
+      );
+      expect((await client.listTools()).tools).toEqual([]);
+      await expect(client.callTool({ name: 'helper', arguments: { message: 'hi' } })).rejects.toThrow(/not found/);
+      await client.close();
+      expectProblem(await plain.request('GET', '/a2a/helper/.well-known/agent-card.json'), 404, 'not_found');
+    } finally {
+      await plain.stop();
+    }
+  });
+
   it('needs a credential with ExternalInvoke', async () => {
     const key = await hangar.request('POST', '/api/api-keys', { body: { name: 'reader-only', role: 'Admin', scopes: ['RunsRead'] } });
     expect(key.status, key.text).toBe(201);

@@ -1,6 +1,13 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { classifyError, HANGAR_VERSION, HangarError, validationError, type Caller } from '@hangar/platform';
 import type { Request } from 'express';
 import { z } from 'zod';
@@ -103,7 +110,16 @@ export const mcpExposureRoutes = [
             .then(() => server.close())
             .catch((error: unknown) => context.logger.warn({ err: error }, 'the MCP exposure server did not close cleanly')),
       );
-      for (const agent of await exposedAgents(context, caller)) {
+      const agents = await exposedAgents(context, caller);
+      // The SDK answers tools/list only once a tool is registered: with none, the list is empty, not an unknown method.
+      if (!agents.length) {
+        server.server.registerCapabilities({ tools: {} });
+        server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+        server.server.setRequestHandler(CallToolRequestSchema, (call) => {
+          throw new McpError(ErrorCode.InvalidParams, `Tool ${call.params.name} not found`);
+        });
+      }
+      for (const agent of agents) {
         server.registerTool(
           agent.name,
           {
