@@ -127,7 +127,10 @@ describe('@hangar/client', () => {
 
     const seqs = events.map((event) => event.seq);
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
-    expect(events.filter((event) => event.type === 'message.delta').length).toBeGreaterThanOrEqual(40);
+    // Every word once, in order (a busy run may join deltas that queued up: their number is not fixed), across both drops.
+    const deltas = events.filter((event) => event.type === 'message.delta');
+    expect(deltas.map((event) => (event.data as { text: string }).text).join('')).toBe(CHATTY_TEXT);
+    expect(events.length).toBeGreaterThan(12);
     expect(events.at(-1)!.type).toBe('run.completed');
     // Three connections: the first from the start, each next one after the last event yielded before its drop.
     const [first, ...resumedAfter] = dropping.openedAfter;
