@@ -30,7 +30,7 @@ export * as retentionPb from './generated/hangar/v1/retention.js';
 export { RetentionServiceDefinition, RetentionPolicyServiceDefinition } from './generated/hangar/v1/retention.js';
 export * from './run-request.js';
 export * from './schedules.js';
-export * from './mcp-references.js';
+export * from './tool-servers.js';
 export * as schedulePb from './generated/hangar/v1/schedules.js';
 export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
 export * as toolServerPb from './generated/hangar/v1/tool_servers.js';

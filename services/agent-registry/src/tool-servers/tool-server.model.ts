@@ -1,8 +1,8 @@
-/** API.md "Tool servers (MCP) and exposure": an MCP server a tenant registered, and what it lists. */
-export type ToolServerTransport = 'streamable-http' | 'sse';
+import type { ToolServerStatusName, ToolServerTransportName } from '@hangar/contracts';
 
-/** Pending until its first discovery; Disabled while `enabled` is false (never connected). */
-export type ToolServerStatus = 'Pending' | 'Ready' | 'Failed' | 'Disabled';
+/** API.md "Tool servers (MCP) and exposure": an MCP server a tenant registered, and what it lists. */
+export type ToolServerTransport = ToolServerTransportName;
+export type ToolServerStatus = ToolServerStatusName;
 
 export interface DiscoveredTool {
   name: string;

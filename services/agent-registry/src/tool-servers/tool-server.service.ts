@@ -1,12 +1,11 @@
 import { checkServiceEndpoint, conflict, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
 import { discoverTools, type McpDiscoverySettings } from './mcp-discovery.js';
-import { MCP_REFERENCE_PREFIX, parseMcpReference } from '@hangar/contracts';
+import { MCP_REFERENCE_PREFIX, parseMcpReference, TOOL_SERVER_TRANSPORTS } from '@hangar/contracts';
 import type { CatalogTool } from '../catalog.js';
 import type { ToolServer, ToolServerInput, ToolServerTransport } from './tool-server.model.js';
 import type { ToolServerRepository } from './tool-server.repository.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const TRANSPORTS: ToolServerTransport[] = ['streamable-http', 'sse'];
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]{0,4096}$/;
@@ -78,8 +77,8 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
       errors.push({ path: 'name', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
     const target = checkServiceEndpoint(request.url, { allowPrivateNetworkTargets: deps.allowPrivateNetworkTargets });
     if (!target.ok) errors.push({ path: 'url', message: target.reason });
-    if (!TRANSPORTS.includes(request.transport as ToolServerTransport))
-      errors.push({ path: 'transport', message: `must be one of ${TRANSPORTS.join(', ')}` });
+    if (!(TOOL_SERVER_TRANSPORTS as readonly string[]).includes(request.transport))
+      errors.push({ path: 'transport', message: `must be one of ${TOOL_SERVER_TRANSPORTS.join(', ')}` });
     const headers = Object.entries(request.headers);
     if (headers.length > MAX_HEADERS) errors.push({ path: 'headers', message: `at most ${MAX_HEADERS} headers` });
     const seen = new Set<string>();

@@ -1,28 +1,21 @@
-import { toolServerPb as pb } from '@hangar/contracts';
+import {
+  toolServerStatusToProto,
+  toolServerTransportFromProto,
+  toolServerTransportToProto,
+  type toolServerPb as pb,
+} from '@hangar/contracts';
 import type { CallerContext } from '@hangar/platform';
-import type { ToolServer, ToolServerStatus, ToolServerTransport } from './tool-server.model.js';
+import type { ToolServer } from './tool-server.model.js';
 import type { ToolServerService } from './tool-server.service.js';
-
-const TRANSPORT_TO_PROTO: Record<ToolServerTransport, pb.ToolServerTransport> = {
-  'streamable-http': pb.ToolServerTransport.TOOL_SERVER_TRANSPORT_STREAMABLE_HTTP,
-  sse: pb.ToolServerTransport.TOOL_SERVER_TRANSPORT_SSE,
-};
-const TRANSPORT_FROM_PROTO = new Map(Object.entries(TRANSPORT_TO_PROTO).map(([name, value]) => [value, name]));
-const STATUS_TO_PROTO: Record<ToolServerStatus, pb.ToolServerStatus> = {
-  Pending: pb.ToolServerStatus.TOOL_SERVER_STATUS_PENDING,
-  Ready: pb.ToolServerStatus.TOOL_SERVER_STATUS_READY,
-  Failed: pb.ToolServerStatus.TOOL_SERVER_STATUS_FAILED,
-  Disabled: pb.ToolServerStatus.TOOL_SERVER_STATUS_DISABLED,
-};
 
 const toolServerToProto = (server: ToolServer): pb.ToolServer => ({
   name: server.name,
   url: server.url,
-  transport: TRANSPORT_TO_PROTO[server.transport],
+  transport: toolServerTransportToProto(server.transport),
   headers: server.headers,
   secretKey: server.secretKey ?? undefined,
   enabled: server.enabled,
-  status: STATUS_TO_PROTO[server.status],
+  status: toolServerStatusToProto(server.status),
   tools: server.tools,
   error: server.error ?? undefined,
   refreshedAt: server.refreshedAt?.toISOString(),
@@ -36,7 +29,7 @@ export function toolServerGrpc(toolServers: ToolServerService): pb.ToolServerSer
     async putToolServer(request, { caller }) {
       const { toolServer, created } = await toolServers.put(caller, request.name, {
         url: request.url,
-        transport: TRANSPORT_FROM_PROTO.get(request.transport) ?? '',
+        transport: toolServerTransportFromProto(request.transport) ?? '',
         headers: request.headers,
         secretKey: request.secretKey,
         enabled: request.enabled,

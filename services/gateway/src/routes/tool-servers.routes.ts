@@ -1,21 +1,16 @@
-import { toolServerPb as pb } from '@hangar/contracts';
+import {
+  TOOL_SERVER_STATUSES,
+  TOOL_SERVER_TRANSPORTS,
+  toolServerStatusFromProto,
+  toolServerTransportFromProto,
+  toolServerTransportToProto,
+  type toolServerPb as pb,
+} from '@hangar/contracts';
 import { z } from 'zod';
 import { problemResponse } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Tool servers';
-
-const TRANSPORTS = {
-  'streamable-http': pb.ToolServerTransport.TOOL_SERVER_TRANSPORT_STREAMABLE_HTTP,
-  sse: pb.ToolServerTransport.TOOL_SERVER_TRANSPORT_SSE,
-};
-const TRANSPORT_NAMES = new Map(Object.entries(TRANSPORTS).map(([name, value]) => [value, name as keyof typeof TRANSPORTS]));
-const STATUS_NAMES = {
-  [pb.ToolServerStatus.TOOL_SERVER_STATUS_PENDING]: 'Pending',
-  [pb.ToolServerStatus.TOOL_SERVER_STATUS_READY]: 'Ready',
-  [pb.ToolServerStatus.TOOL_SERVER_STATUS_FAILED]: 'Failed',
-  [pb.ToolServerStatus.TOOL_SERVER_STATUS_DISABLED]: 'Disabled',
-} as Record<number, 'Pending' | 'Ready' | 'Failed' | 'Disabled'>;
 
 const ToolServerRequestSchema = z
   .strictObject({
@@ -24,7 +19,7 @@ const ToolServerRequestSchema = z
       .min(1)
       .max(2048)
       .describe('The MCP endpoint: https:, or http: to a private address while Egress:AllowPrivateNetworkTargets is on'),
-    transport: z.enum(['streamable-http', 'sse']),
+    transport: z.enum(TOOL_SERVER_TRANSPORTS),
     headers: z
       .record(z.string(), z.string())
       .optional()
@@ -52,13 +47,11 @@ const ToolServerSchema = z
   .object({
     name: z.string(),
     url: z.string(),
-    transport: z.enum(['streamable-http', 'sse']),
+    transport: z.enum(TOOL_SERVER_TRANSPORTS),
     headers: z.record(z.string(), z.string()),
     secretKey: z.string().nullable(),
     enabled: z.boolean(),
-    status: z
-      .enum(['Pending', 'Ready', 'Failed', 'Disabled'])
-      .describe('Ready or Failed after a discovery; Failed keeps the tools found before'),
+    status: z.enum(TOOL_SERVER_STATUSES).describe('Ready or Failed after a discovery; Failed keeps the tools found before'),
     tools: DiscoveredToolSchema.array(),
     error: z.string().nullable().describe('Why the latest discovery failed'),
     refreshedAt: z.iso.datetime().nullable().describe('When the tools were last discovered'),
@@ -72,11 +65,11 @@ const NameParams = z.object({ name: z.string() });
 const toolServerJson = (server: pb.ToolServer) => ({
   name: server.name,
   url: server.url,
-  transport: TRANSPORT_NAMES.get(server.transport)!,
+  transport: toolServerTransportFromProto(server.transport)!,
   headers: server.headers,
   secretKey: server.secretKey ?? null,
   enabled: server.enabled,
-  status: STATUS_NAMES[server.status],
+  status: toolServerStatusFromProto(server.status)!,
   tools: server.tools.map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -140,7 +133,7 @@ export const toolServerRoutes = [
         {
           name: params.name,
           url: body.url,
-          transport: TRANSPORTS[body.transport],
+          transport: toolServerTransportToProto(body.transport),
           headers: body.headers ?? {},
           secretKey: body.secretKey,
           enabled: body.enabled ?? true,

@@ -6,7 +6,7 @@ import {
   recordFromProto,
   SessionServiceDefinition,
   ToolServerServiceDefinition,
-  toolServerPb,
+  toolServerTransportFromProto,
 } from '@hangar/contracts';
 import { createChannel, createServiceClient, HangarError, type ServiceName } from '@hangar/platform';
 import type {
@@ -130,7 +130,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     return {
       name: server.name,
       url: server.url,
-      transport: server.transport === toolServerPb.ToolServerTransport.TOOL_SERVER_TRANSPORT_SSE ? 'sse' : 'streamable-http',
+      transport: toolServerTransportFromProto(server.transport) ?? 'streamable-http',
       headers: server.headers,
       secretKey: server.secretKey ?? null,
       tools: server.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema ?? {} })),

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import { parseMcpReference } from '@hangar/contracts';
 import { connectMcp, describeMcpError, HangarError, type Caller, type McpConnectSettings, type McpEndpoint } from '@hangar/platform';
+import { hashedToolName, modelToolName } from '../runs/tool-names.js';
 
 /** A tenant's tool server as a run uses it: where it answers, and the tools it listed at its last discovery. */
 export interface McpServerBinding extends McpEndpoint {
@@ -22,11 +22,8 @@ export interface McpToolDeps extends McpConnectSettings {
   limitOutput: (value: unknown) => unknown;
 }
 
-/** API.md: `mcp__<server>__<tool>`, characters outside `[A-Za-z0-9_]` become `_`; over 64, cut with an 8-character hash. */
-export function mcpToolName(server: string, toolName: string): string {
-  const name = `mcp__${server}__${toolName}`.replace(/[^A-Za-z0-9_]/g, '_');
-  return name.length <= 64 ? name : `${name.slice(0, 55)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
-}
+/** `mcp__<server>__<tool>` (API.md), made a model tool name. */
+export const mcpToolName = (server: string, toolName: string) => modelToolName(`mcp__${server}__${toolName}`);
 
 /** What the model gets back from a tool call: its structured content, or its text (other parts named). */
 function resultOf(result: { content?: unknown; structuredContent?: unknown }): unknown {
@@ -86,8 +83,7 @@ export function createMcpTools(deps: McpToolDeps) {
           if (!listed) continue;
           // Two references can read alike once cut to the allowed characters (servers a-b and a_b): the later one gets its own name.
           let name = mcpToolName(server.name, toolName);
-          if (tools[name])
-            name = `${name.slice(0, 55)}_${createHash('sha256').update(`${server.name}/${toolName}`).digest('hex').slice(0, 8)}`;
+          if (tools[name]) name = hashedToolName(name, `${server.name}/${toolName}`);
           tools[name] = tool({
             description: listed.description,
             inputSchema: jsonSchema<Record<string, unknown>>(listed.inputSchema as never),

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import { MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
 import { HangarError, type Caller, type HangarConfig } from '@hangar/platform';
 import type { RunSkill, SkillGateway, ToolCatalog } from '../clients/ports.js';
 import type { McpTools } from '../mcp/mcp-tools.js';
 import { BUILT_IN_EXECUTORS } from '../tools.js';
+import { modelToolName } from './tool-names.js';
 
 export interface ToolSetDeps {
   toolCatalog: ToolCatalog;
@@ -122,11 +122,8 @@ const skillPrompt = (skill: RunSkill) =>
     .filter(Boolean)
     .join('\n');
 
-/** `skill_<skill>_<script>` (API.md): characters outside `[A-Za-z0-9_]` become `_`; over 64, cut with an 8-character hash. */
-export function skillScriptToolName(skillName: string, scriptName: string): string {
-  const name = `skill_${skillName}_${scriptName}`.replace(/[^A-Za-z0-9_]/g, '_');
-  return name.length <= 64 ? name : `${name.slice(0, 55)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
-}
+/** `skill_<skill>_<script>` (API.md), made a model tool name. */
+export const skillScriptToolName = (skillName: string, scriptName: string) => modelToolName(`skill_${skillName}_${scriptName}`);
 
 export type ToolSets = ReturnType<typeof createToolSets>;
 

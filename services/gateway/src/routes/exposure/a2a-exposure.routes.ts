@@ -7,6 +7,7 @@ import { openEventStream } from '../../http/sse.js';
 import { problemResponse } from '../../api.schemas.js';
 import { authorizeStart, startCompatibilityRun, type StartedRun } from '../openai/openai-runs.js';
 import { answerOfRun, readableRun } from '../openai/response-sessions.js';
+import { exposedAgents } from './exposed-agents.js';
 import {
   agentCard,
   answerArtifact,
@@ -29,12 +30,10 @@ const AgentParams = z.object({ agent: z.string() });
 
 /** The agent of the path when `Hangar:Exposure:A2A:Agents` lists it and it exists for the caller; 404 otherwise. */
 async function exposedAgent(context: GatewayContext, caller: Caller, name: string) {
-  if (context.config.Hangar.Exposure.A2A.Agents.includes(name)) {
-    const { agents } = await context.registry.listAgents({}, { caller });
-    const agent = agents.find((candidate) => candidate.name === name && candidate.model !== undefined);
-    if (agent) return agent;
-  }
-  throw notFound(`agent "${name}" is not served over A2A`);
+  const listed = context.config.Hangar.Exposure.A2A.Agents.includes(name) ? [name] : [];
+  const [agent] = await exposedAgents(context, caller, listed);
+  if (!agent) throw notFound(`agent "${name}" is not served over A2A`);
+  return agent;
 }
 
 /** A refusal before the run exists (quota, run authorization) as the JSON-RPC error the caller reads. */

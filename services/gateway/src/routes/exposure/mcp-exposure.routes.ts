@@ -16,16 +16,9 @@ import { runResponseBody } from '../../http/run-stream.js';
 import { defineRoute } from '../../http/route.js';
 import { problemResponse } from '../../api.schemas.js';
 import { authorizeStart, startCompatibilityRun } from '../openai/openai-runs.js';
+import { exposedAgents } from './exposed-agents.js';
 
 const TAG = 'Exposure';
-
-/** The agents of `Hangar:Exposure:Mcp:Agents` that exist for the caller and can run (resolved per request). */
-async function exposedAgents(context: GatewayContext, caller: Caller) {
-  const exposed = new Set(context.config.Hangar.Exposure.Mcp.Agents);
-  if (!exposed.size) return [];
-  const { agents } = await context.registry.listAgents({}, { caller });
-  return agents.filter((agent) => exposed.has(agent.name) && agent.model !== undefined);
-}
 
 /** Runs the agent for the caller like a `/v1` call (a recorded run of kind Compatibility) and answers as an MCP tool result. */
 async function runAsTool(context: GatewayContext, caller: Caller, agentName: string, message: string, signal: AbortSignal) {
@@ -52,7 +45,7 @@ async function runAsTool(context: GatewayContext, caller: Caller, agentName: str
   }
 }
 
-const untilAborted = (signal: AbortSignal) =>
+const onceAborted = (signal: AbortSignal) =>
   new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 
 /**
@@ -110,7 +103,7 @@ export const mcpExposureRoutes = [
             .then(() => server.close())
             .catch((error: unknown) => context.logger.warn({ err: error }, 'the MCP exposure server did not close cleanly')),
       );
-      const agents = await exposedAgents(context, caller);
+      const agents = await exposedAgents(context, caller, context.config.Hangar.Exposure.Mcp.Agents);
       // The SDK answers tools/list only once a tool is registered: with none, the list is empty, not an unknown method.
       if (!agents.length) {
         server.server.registerCapabilities({ tools: {} });
@@ -131,7 +124,7 @@ export const mcpExposureRoutes = [
       }
       await server.connect(transport);
       // A closed transport drops an answer it still owed without settling this: the caller's departure ends the wait.
-      await Promise.race([transport.handleRequest(request, response, body), untilAborted(signal)]);
+      await Promise.race([transport.handleRequest(request, response, body), onceAborted(signal)]);
       return { status: response.statusCode, sent: true };
     },
   }),
