@@ -139,8 +139,10 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
     },
 
     /**
-     * Claims up to `limit` enabled servers of any tenant whose tools are older than `intervalMs`
-     * (or never discovered) for `claimMs`: instances refreshing side by side take different ones.
+     * Claims up to `limit` enabled servers of any tenant whose tools are at least `intervalMs`
+     * old (or never discovered) for `claimMs`: instances refreshing side by side take different ones.
+     * At least, not older: PGlite's clock ticks in milliseconds, so a discovery and a claim right
+     * after it can share one timestamp.
      */
     async claimDue(intervalMs: number, claimMs: number, limit: number): Promise<ToolServer[]> {
       const due = db
@@ -148,7 +150,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
         .select(['tenant_id', 'name'])
         .where('enabled', '=', true)
         .where((eb) =>
-          eb.or([eb('refreshed_at', 'is', null), eb('refreshed_at', '<', sql<Date>`now() - ${intervalMs} * interval '1 millisecond'`)]),
+          eb.or([eb('refreshed_at', 'is', null), eb('refreshed_at', '<=', sql<Date>`now() - ${intervalMs} * interval '1 millisecond'`)]),
         )
         .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', sql<Date>`now()`)]))
         .orderBy(sql`refreshed_at asc nulls first`)
