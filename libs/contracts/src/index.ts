@@ -33,5 +33,8 @@ export * from './schedules.js';
 export * from './tool-servers.js';
 export * as schedulePb from './generated/hangar/v1/schedules.js';
 export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
+export * as knowledgePb from './generated/hangar/v1/knowledge.js';
+export { KnowledgeServiceDefinition } from './generated/hangar/v1/knowledge.js';
+export * from './knowledge.js';
 export * as toolServerPb from './generated/hangar/v1/tool_servers.js';
 export { ToolServerServiceDefinition } from './generated/hangar/v1/tool_servers.js';

@@ -24,7 +24,9 @@ export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
  * The service whose tables hold each target. A target missing here has no store yet (its feature
  * has not landed): its policy is kept and shown, and applying it deletes nothing.
  */
-export const RETENTION_OWNERS: Partial<Record<RetentionTarget, 'RunExecutor' | 'Governance' | 'Skill' | 'Attachment' | 'Session'>> = {
+export const RETENTION_OWNERS: Partial<
+  Record<RetentionTarget, 'RunExecutor' | 'Governance' | 'Skill' | 'Attachment' | 'Session' | 'Knowledge'>
+> = {
   RunEvents: 'RunExecutor',
   Jobs: 'RunExecutor',
   RunInputs: 'RunExecutor',
@@ -35,6 +37,7 @@ export const RETENTION_OWNERS: Partial<Record<RetentionTarget, 'RunExecutor' | '
   SkillScriptGrants: 'Skill',
   Attachments: 'Attachment',
   Sessions: 'Session',
+  DocumentEmbeddings: 'Knowledge',
 };
 
 const DAY_MS = 86_400_000;

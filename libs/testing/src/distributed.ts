@@ -21,6 +21,7 @@ const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   Skill: 'skill',
   Attachment: 'attachment',
   Governance: 'governance',
+  Knowledge: 'knowledge',
   Gateway: 'gateway',
 };
 

@@ -2,6 +2,7 @@ import { agentRegistryModule } from '@hangar/agent-registry';
 import { attachmentModule } from '@hangar/attachment';
 import { gatewayModule } from '@hangar/gateway';
 import { governanceModule } from '@hangar/governance';
+import { knowledgeModule } from '@hangar/knowledge';
 import type { HangarModule } from '@hangar/platform';
 import { runExecutorModule } from '@hangar/run-executor';
 import { sessionModule } from '@hangar/session';
@@ -18,5 +19,6 @@ export const allInOneModules = (): HangarModule[] => [
   sessionModule,
   attachmentModule,
   governanceModule,
+  knowledgeModule,
   gatewayModule,
 ];

@@ -1,5 +1,5 @@
 import type { attachmentPb as pb } from '@hangar/contracts';
-import { validationError, type CallerContext } from '@hangar/platform';
+import { splitStreamedUpload, type CallerContext } from '@hangar/platform';
 import type { AttachmentRow } from './attachment.repository.js';
 import type { AttachmentService } from './attachment.service.js';
 
@@ -13,26 +13,10 @@ const descriptorToProto = (row: AttachmentRow): pb.AttachmentDescriptor => ({
   createdAt: row.createdAt,
 });
 
-/** The header message, then the file's bytes as one stream. */
-async function splitUpload(requests: AsyncIterable<pb.UploadAttachmentRequest>) {
-  const iterator = requests[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  if (first.done || first.value.part?.$case !== 'header') {
-    throw validationError('an upload starts with its header', [{ path: 'header', message: 'is required first' }]);
-  }
-  async function* chunks() {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      if (next.value.part?.$case !== 'chunk') throw validationError('only chunks may follow the header');
-      yield next.value.part.value;
-    }
-  }
-  return { header: first.value.part.value, chunks: chunks() };
-}
-
 export function attachmentGrpc(service: AttachmentService): pb.AttachmentServiceImplementation<CallerContext> {
   return {
     async uploadAttachment(requests, { caller, signal }) {
-      const { header, chunks } = await splitUpload(requests);
+      const { header, chunks } = await splitStreamedUpload(requests);
       const attachment = await service.upload(caller, { fileName: header.fileName, sessionId: header.sessionId }, chunks, signal);
       return { attachment: descriptorToProto(attachment) };
     },

@@ -16,6 +16,7 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
+import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { a2aExposureRoutes } from './routes/exposure/a2a-exposure.routes.js';
 import { mcpExposureRoutes } from './routes/exposure/mcp-exposure.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
@@ -49,6 +50,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...webhookRoutes,
     ...scheduleRoutes,
     ...toolServerRoutes,
+    ...knowledgeRoutes,
     ...mcpExposureRoutes,
     ...a2aExposureRoutes,
     ...retentionRoutes,

@@ -11,6 +11,7 @@ import type {
   RetentionPolicyServiceDefinition,
   ScheduleServiceDefinition,
   ToolServerServiceDefinition,
+  KnowledgeServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, ProcessMetrics, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -44,6 +45,8 @@ export interface GatewayContext {
   schedules: Client<typeof ScheduleServiceDefinition, CallerOptions>;
   /** MCP tool servers (served by the agent-registry process). */
   toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
+  /** Knowledge collections, documents and search. */
+  knowledge: Client<typeof KnowledgeServiceDefinition, CallerOptions>;
   /** Retention policies (served by the governance process). */
   retention: Client<typeof RetentionPolicyServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */

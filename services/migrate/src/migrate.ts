@@ -1,6 +1,7 @@
 import { REGISTRY_SCHEMA, registryMigrations } from '@hangar/agent-registry';
 import { ATTACHMENT_SCHEMA, attachmentMigrations } from '@hangar/attachment';
 import { GOVERNANCE_SCHEMA, governanceMigrations } from '@hangar/governance';
+import { KNOWLEDGE_SCHEMA, knowledgeMigrations } from '@hangar/knowledge';
 import type { Logger, ServiceName } from '@hangar/platform';
 import { RUN_SCHEMA, runMigrations } from '@hangar/run-executor';
 import { SESSION_SCHEMA, sessionMigrations } from '@hangar/session';
@@ -15,6 +16,7 @@ export const SERVICE_SCHEMAS: Record<ServiceName, { schema: string; migrations: 
   Skill: { schema: SKILL_SCHEMA, migrations: skillMigrations },
   Attachment: { schema: ATTACHMENT_SCHEMA, migrations: attachmentMigrations },
   Governance: { schema: GOVERNANCE_SCHEMA, migrations: governanceMigrations },
+  Knowledge: { schema: KNOWLEDGE_SCHEMA, migrations: knowledgeMigrations },
 };
 
 /** Brings every service's schema up to date. */

@@ -42,13 +42,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Canary:AutoRollbackEnabled',
     'Canary:ScanInterval',
   ],
-  // API.md "Knowledge".
-  Knowledge: [
-    'Knowledge:Dimensions',
-    'Knowledge:ChunkSize',
-    'Knowledge:ChunkOverlap',
-    'Knowledge:MaxResults',
-  ],
   // Verifying a signature: Hangar signs webhooks but receives none (the client's verify helper will read it).
   'Webhook signature verification': [
     'Webhooks:SignatureTolerance',
@@ -67,8 +60,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Retention:Conversations:Archive',
     'Retention:VoiceSessions:MaxAge',
     'Retention:VoiceSessions:Archive',
-    'Retention:DocumentEmbeddings:MaxAge',
-    'Retention:DocumentEmbeddings:Archive',
   ],
   // API.md "Tool servers (MCP) and exposure".
   'Tool servers (MCP)': [

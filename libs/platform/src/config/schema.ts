@@ -23,7 +23,7 @@ const ServiceEndpoint = section({
   MetricsPort: nullable(int().pipe(z.number().min(0).max(65535))),
 });
 
-const SERVICE_NAMES = ['AgentRegistry', 'RunExecutor', 'Session', 'Skill', 'Attachment', 'Governance'] as const;
+const SERVICE_NAMES = ['AgentRegistry', 'RunExecutor', 'Session', 'Skill', 'Attachment', 'Governance', 'Knowledge'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 const ProviderKind = z.enum(['OpenAI', 'Anthropic', 'AzureOpenAI', 'OpenAICompatible', 'Demo']);
@@ -397,10 +397,11 @@ export const ConfigSchema = z
         .optional(),
     }),
     Knowledge: section({
-      Dimensions: int().default(1536),
-      ChunkSize: int().default(1000),
-      ChunkOverlap: int().default(100),
-      MaxResults: int().default(5),
+      // pgvector's `vector` type holds at most 16,000 dimensions (HNSW indexes 2,000).
+      Dimensions: int().pipe(z.number().min(1).max(16000)).default(1536),
+      ChunkSize: int().pipe(z.number().min(1)).default(1000),
+      ChunkOverlap: int().pipe(z.number().min(0)).default(100),
+      MaxResults: int().pipe(z.number().min(1).max(1000)).default(5),
     }),
     Egress: section({ AllowPrivateNetworkTargets: bool().default(false) }),
     Webhooks: section({
@@ -493,6 +494,9 @@ export const ConfigSchema = z
         path: ['Skills', 'Scripts', 'Enabled'],
         message: 'cannot be true while Skills:Scripts:PlatformIsolationAcknowledged is false',
       });
+    }
+    if (config.Knowledge.ChunkOverlap >= config.Knowledge.ChunkSize) {
+      ctx.addIssue({ code: 'custom', path: ['Knowledge', 'ChunkOverlap'], message: 'must be less than Knowledge:ChunkSize' });
     }
     if (config.SingletonExecution.Enabled && config.SingletonExecution.LeaseDuration < 3000) {
       ctx.addIssue({ code: 'custom', path: ['SingletonExecution', 'LeaseDuration'], message: 'must be at least 3 seconds while enabled' });

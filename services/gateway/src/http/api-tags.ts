@@ -12,6 +12,8 @@ export const API_TAGS = {
     'MCP tool servers of the tenant (streamable HTTP or SSE), their status and the tools discovered on them, which agents name as mcp:<server>/<tool>.',
   Exposure:
     'Agents served to other systems: as tools of an MCP server (Hangar:Exposure:Mcp:Agents) and as A2A agents (Hangar:Exposure:A2A:Agents); none by default, and only for callers with ExternalInvoke.',
+  Knowledge:
+    'Collections of documents (text, Markdown, PDF) cut into chunks and embedded, searched by meaning; agents search one through a knowledge:<collection> tool.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',
   'Skill script grants': 'Grants that allow a skill’s scripts to run, with an optional expiry.',
   Quotas: 'Usage limits per tenant (runs, tokens, cost) over a period; a run over a limit is refused with 429.',

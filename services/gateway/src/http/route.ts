@@ -97,7 +97,7 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
 
 export const defineRoute = <P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> => spec;
 
-function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw validationError(

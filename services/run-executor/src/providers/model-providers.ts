@@ -3,7 +3,7 @@ import { createAzure } from '@ai-sdk/azure';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV2, LanguageModelV2StreamPart } from '@ai-sdk/provider';
-import { namedSecret, type HangarConfig, type ProviderConfig } from '@hangar/platform';
+import { azureV1Base, namedSecret, type HangarConfig, type ProviderConfig } from '@hangar/platform';
 import type { TenantProvider } from '../clients/ports.js';
 import type { ConcurrencyLimiter } from './circuit-breaker.js';
 import { createDemoModel } from './demo-model.js';
@@ -126,16 +126,6 @@ const BARE_PROVIDER: ProviderConfig = {
  */
 export function providerKey(config: HangarConfig, name: string): string | undefined {
   return namedSecret(config.Hangar.ProviderKeys, 'Hangar:ProviderKeys:', config.TenantProviders.AllowedConfigurationPrefix, name);
-}
-
-/**
- * Azure OpenAI's v1 surface (`{resource}/openai/v1/chat/completions`, `api-key` header, no dated
- * api-version): `Endpoint` may be the resource URL, its `/openai` path or the `/openai/v1` base.
- */
-export function azureV1Base(endpoint: string): string {
-  const base = endpoint.replace(/\/+$/, '');
-  if (/\/openai\/v1$/i.test(base)) return base;
-  return /\/openai$/i.test(base) ? `${base}/v1` : `${base}/openai/v1`;
 }
 
 /** The model with each call inside a slot from `acquire`; a streamed call keeps it until its stream ends. */

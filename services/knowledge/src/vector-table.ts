@@ -1,0 +1,79 @@
+import { sql, type Kysely } from '@hangar/storage';
+
+/** Whether documents can be stored and searched; when not, `reason` says why (answered as 501). */
+export type VectorSupport = { available: true } | { available: false; reason: string };
+
+/** pgvector's HNSW index takes `vector` columns of at most this many dimensions. */
+export const HNSW_MAX_DIMENSIONS = 2000;
+
+/**
+ * Makes the chunk table: its embedding column's type is `vector(dimensions)` (Knowledge:Dimensions),
+ * so it cannot be a fixed migration. Creates the vector extension first when the server has it
+ * (PostgreSQL with pgvector installed; PGlite always), under one advisory lock per database so
+ * processes starting together do not collide. A server without the extension, or a table already
+ * holding embeddings of another size, leaves knowledge unavailable with the reason; an empty table
+ * of another size is changed to the new one (the schema migration SPEC says a new size needs).
+ */
+export async function ensureVectorTable(db: Kysely<any>, schema: string, dimensions: number): Promise<VectorSupport> {
+  const installed = await sql<{ installed: boolean; available: boolean }>`
+    select exists (select 1 from pg_extension where extname = 'vector') as installed,
+           exists (select 1 from pg_available_extensions where name = 'vector') as available`.execute(db);
+  const { installed: hasExtension, available } = installed.rows[0];
+  if (!hasExtension && !available) {
+    return {
+      available: false,
+      reason: 'the PostgreSQL server has no vector extension (install pgvector: deploy/local/pgvector.sh on this machine)',
+    };
+  }
+  const chunks = sql.id(schema, 'chunks');
+  return db.transaction().execute(async (trx) => {
+    // One lock for every schema prefix: the extension is the database's, not the schema's.
+    await sql`select pg_advisory_xact_lock(hashtext('hangar.knowledge.vector'))`.execute(trx);
+    try {
+      await sql`create extension if not exists vector`.execute(trx);
+    } catch (error) {
+      return { available: false as const, reason: `the vector extension could not be created: ${(error as Error).message}` };
+    }
+    const column = await sql<{ dimensions: number }>`
+        select a.atttypmod as dimensions from pg_attribute a
+        where a.attrelid = to_regclass(${`${schema}.chunks`}) and a.attname = 'embedding'`.execute(trx);
+    const existing = column.rows[0]?.dimensions;
+    if (existing === undefined) {
+      await sql`
+          create table ${chunks} (
+            tenant_id text not null,
+            document_id text not null,
+            collection text not null,
+            position integer not null,
+            text text not null,
+            embedding vector(${sql.raw(String(dimensions))}) not null,
+            constraint chunks_pk primary key (tenant_id, document_id, position),
+            constraint chunks_document_fk foreign key (tenant_id, document_id)
+              references ${sql.id(schema, 'documents')} (tenant_id, id) on delete cascade
+          )`.execute(trx);
+      await sql`create index chunks_collection on ${chunks} (tenant_id, collection)`.execute(trx);
+      await createEmbeddingIndex(trx, chunks, dimensions);
+      return { available: true as const };
+    }
+    if (existing === dimensions) return { available: true as const };
+    const stored = await sql<{ any: boolean }>`select exists (select 1 from ${chunks}) as any`.execute(trx);
+    if (stored.rows[0].any) {
+      return {
+        available: false as const,
+        reason:
+          `the stored embeddings have ${existing} dimensions and Knowledge:Dimensions is ${dimensions}: ` +
+          `set it back to ${existing}, or delete every document and start again to embed anew`,
+      };
+    }
+    await sql`drop index if exists ${sql.id(schema, 'chunks_embedding')}`.execute(trx);
+    await sql`alter table ${chunks} alter column embedding type vector(${sql.raw(String(dimensions))})`.execute(trx);
+    await createEmbeddingIndex(trx, chunks, dimensions);
+    return { available: true as const };
+  });
+}
+
+/** HNSW over cosine distance; above HNSW_MAX_DIMENSIONS searches scan the tenant's chunks exactly. */
+async function createEmbeddingIndex(db: Kysely<any>, chunks: ReturnType<typeof sql.id>, dimensions: number) {
+  if (dimensions > HNSW_MAX_DIMENSIONS) return;
+  await sql`create index chunks_embedding on ${chunks} using hnsw (embedding vector_cosine_ops)`.execute(db);
+}
