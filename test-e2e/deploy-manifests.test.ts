@@ -237,8 +237,8 @@ describe.each(overlays)('the %s overlay', (_name, documents) => {
       expect(engineEndpoints.some((engine) => reaches(policies, from, engine, 6379))).toBe(true);
       expect(engineEndpoints.some((engine) => reaches(policies, from, engine, 9092))).toBe(true);
     }
-    // Model providers, webhook targets, a JWKS: HTTPS only, and only from the processes that call out.
-    for (const service of ['run-executor', 'governance', 'gateway'])
+    // Model providers (runs, embeddings), webhook targets, a JWKS: HTTPS only, and only from the processes that call out.
+    for (const service of ['run-executor', 'governance', 'gateway', 'knowledge'])
       expect(reaches(policies, pod(service), outside, 443), service).toBe(true);
     for (const service of ['session', 'attachment', 'skill', 'agent-registry'])
       expect(reaches(policies, pod(service), outside, 443), service).toBe(false);

@@ -1,14 +1,33 @@
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 /**
  * Vitest global setup. PostgreSQL and Redis are services of the machine; Kafka is not, so when no
  * broker answers at HANGAR_TEST_KAFKA_BROKERS (default 127.0.0.1:9092) the local single-node broker
- * is started with deploy/local/kafka.sh (jars from Maven Central) and stopped after the run.
+ * is started with deploy/local/kafka.sh (jars from Maven Central) and stopped after the run. The
+ * machine's PostgreSQL gets the pgvector extension (knowledge) from deploy/local/pgvector.sh when
+ * it lacks it and the tests use it (no HANGAR_TEST_POSTGRES_URL pointing elsewhere).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = `${ROOT}deploy/local/kafka.sh`;
+const PGVECTOR = `${ROOT}deploy/local/pgvector.sh`;
+
+async function ensurePgvector() {
+  if (process.env.HANGAR_TEST_POSTGRES_URL) return;
+  const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
+  try {
+    await client.connect();
+    const { rows } = await client.query(`select 1 from pg_available_extensions where name = 'vector'`);
+    if (rows.length) return;
+  } catch {
+    return; // no PostgreSQL here: the tests that need it say so themselves
+  } finally {
+    await client.end().catch(() => {});
+  }
+  execFileSync('bash', [PGVECTOR], { stdio: 'inherit' });
+}
 
 const listening = (host: string, port: number) =>
   new Promise<boolean>((resolve) => {
@@ -23,6 +42,7 @@ const listening = (host: string, port: number) =>
   });
 
 export default async function setup() {
+  await ensurePgvector();
   const configured = process.env.HANGAR_TEST_KAFKA_BROKERS;
   const [host, port] = (configured?.split(',')[0] ?? '127.0.0.1:9092').split(':');
   if (await listening(host, Number(port))) return;

@@ -15,3 +15,4 @@ export * from './content.js';
 export * from './prometheus-text.js';
 export * from './grpc-reflection.js';
 export * from './otlp-receiver.js';
+export * from './pdf.js';

@@ -17,6 +17,7 @@ import {
   type Caller,
 } from '@hangar/platform';
 import { createAgentRepository, type RegistryDatabase } from './agent.repository.js';
+import { knowledgeReferenceCheck } from './knowledge-references.js';
 import { agentRegistryGrpc } from './agent-registry.grpc.js';
 import { createAgentRegistryService } from './agent-registry.service.js';
 import { createCatalog } from './catalog.js';
@@ -32,7 +33,7 @@ const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500
 
 export const agentRegistryModule = grpcServiceModule({
   name: 'AgentRegistry',
-  dependsOn: ['Skill'],
+  dependsOn: ['Skill', 'Knowledge'],
   async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<RegistryDatabase>(REGISTRY_SCHEMA, registryMigrations);
     // As with run events: a durable event log is fed through the outbox, an in-process one directly.
@@ -64,6 +65,7 @@ export const agentRegistryModule = grpcServiceModule({
         .catch((error) => logger.warn({ err: error, agent: change.name }, 'agent change could not be handed to the event log'));
     };
     const skillChannel = createChannel(addressOf('Skill'));
+    const knowledgeChannel = createChannel(addressOf('Knowledge'));
     const skills = createServiceClient(SkillServiceDefinition, skillChannel);
     const { Mcp } = config;
     const mcpFetch = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
@@ -90,6 +92,7 @@ export const agentRegistryModule = grpcServiceModule({
       reserveRatio: config.Preflight.ReserveRatio,
       findSkills: async (caller: Caller, names: string[]) => new Set((await skills.findSkills({ names }, { caller })).existing),
       checkMcpTools: toolServers.checkReferences,
+      checkKnowledgeTools: knowledgeReferenceCheck(knowledgeChannel, config.Validation.McpTimeout),
       mcpTools: toolServers.catalogTools,
     });
     grpc.server.add(AgentRegistryServiceDefinition, agentRegistryGrpc(service));
@@ -103,6 +106,7 @@ export const agentRegistryModule = grpcServiceModule({
         await mcpFetch.close();
         await relay?.stop();
         skillChannel.close();
+        knowledgeChannel.close();
       },
     };
   },

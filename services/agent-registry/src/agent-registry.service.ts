@@ -8,6 +8,7 @@ import {
   type CodeAgent,
   type FactoryCodeAgent,
   type ValidationReport,
+  KNOWLEDGE_REFERENCE_PREFIX,
   MCP_REFERENCE_PREFIX,
 } from '@hangar/contracts';
 import { conflict, HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
@@ -43,8 +44,11 @@ export interface AgentDetail {
   catalog: AgentCatalogSummary;
 }
 
-/** What a fresh lookup says of each of an agent's `mcp:<server>/<tool>` tools (the tool servers). */
-export type McpToolCheck = (caller: Caller, references: string[]) => Promise<Map<string, McpReferenceCheck>>;
+/**
+ * What a fresh lookup says of each of an agent's `mcp:<server>/<tool>` tools (the tool servers), or
+ * `knowledge:<collection>` tools (the knowledge service).
+ */
+export type ToolReferenceCheck = (caller: Caller, references: string[]) => Promise<Map<string, McpReferenceCheck>>;
 
 /** Which of a list of skill names exist for a tenant (answered by the skill service). */
 export type SkillLookup = (caller: Caller, names: string[]) => Promise<Set<string>>;
@@ -54,7 +58,8 @@ export interface AgentRegistryDeps {
   catalog: Catalog;
   codeAgents: Map<string, CodeAgent>;
   findSkills: SkillLookup;
-  checkMcpTools: McpToolCheck;
+  checkMcpTools: ToolReferenceCheck;
+  checkKnowledgeTools: ToolReferenceCheck;
   /** The tenant's discovered MCP tools, for the tool catalog. */
   mcpTools: (caller: Caller) => Promise<CatalogTool[]>;
   maxSkillsPerAgent: number;
@@ -132,10 +137,13 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
 
   async function compile(caller: Caller, definition: AgentDefinition): Promise<ValidationReport> {
     const mcpReferences = definition.tools.filter((tool) => tool.startsWith(MCP_REFERENCE_PREFIX));
-    const [stored, existingSkills, mcpTools] = await Promise.all([
+    const knowledgeReferences = definition.tools.filter((tool) => tool.startsWith(KNOWLEDGE_REFERENCE_PREFIX));
+    const none = Promise.resolve(new Map<string, McpReferenceCheck>());
+    const [stored, existingSkills, mcpTools, knowledgeTools] = await Promise.all([
       repository.callEdges(caller.tenantId),
       definition.skills.length ? deps.findSkills(caller, definition.skills) : Promise.resolve(new Set<string>()),
-      mcpReferences.length ? deps.checkMcpTools(caller, mcpReferences) : Promise.resolve(new Map<string, McpReferenceCheck>()),
+      mcpReferences.length ? deps.checkMcpTools(caller, mcpReferences) : none,
+      knowledgeReferences.length ? deps.checkKnowledgeTools(caller, knowledgeReferences) : none,
     ]);
     const callEdges = new Map(stored);
     for (const [name, agent] of codeAgents) {
@@ -147,7 +155,7 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
       knownAgents: new Set(callEdges.keys()),
       callEdges,
       existingSkills,
-      mcpTools,
+      referencedTools: new Map([...mcpTools, ...knowledgeTools]),
       nameTakenBy: codeAgents.has(definition.name) ? 'code' : stored.has(definition.name) ? 'database' : null,
     });
   }

@@ -11,8 +11,8 @@ export interface ValidationInputs {
   callEdges: Map<string, string[]>;
   /** The subset of the definition's skills that exist. */
   existingSkills: Set<string>;
-  /** What a fresh lookup said of each `mcp:<server>/<tool>` tool. */
-  mcpTools: Map<string, McpReferenceCheck>;
+  /** What a fresh lookup said of each `mcp:<server>/<tool>` and `knowledge:<collection>` tool. */
+  referencedTools: Map<string, McpReferenceCheck>;
   /** How the name relates to existing agents: a code agent can never be stored under it. */
   nameTakenBy: 'code' | 'database' | null;
 }
@@ -51,10 +51,11 @@ export function validateDefinition(definition: AgentDefinition, inputs: Validati
   }
 
   definition.tools.forEach((tool, index) => {
-    const mcp = inputs.mcpTools.get(tool);
-    if (mcp?.state === 'missing') messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}": ${mcp.reason}`));
-    else if (mcp?.state === 'unverified') messages.push(warning('tool_unverified', `tools[${index}]`, `tool "${tool}": ${mcp.reason}`));
-    else if (!mcp && !catalog.hasTool(tool))
+    const referenced = inputs.referencedTools.get(tool);
+    if (referenced?.state === 'missing') messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}": ${referenced.reason}`));
+    else if (referenced?.state === 'unverified')
+      messages.push(warning('tool_unverified', `tools[${index}]`, `tool "${tool}": ${referenced.reason}`));
+    else if (!referenced && !catalog.hasTool(tool))
       messages.push(error('tool_not_found', `tools[${index}]`, `tool "${tool}" is not in the tool catalog`));
   });
 

@@ -2,7 +2,7 @@
 import '@hangar/platform/instrumentation';
 import { ConfigError, createLogger, loadConfig, storageSettingsOf, type HangarConfig } from '@hangar/platform';
 import { createStorageProvider } from '@hangar/storage';
-import { migrateAll, waitForMigrations } from './migrate.js';
+import { migrateAll, prepareVectorTable, waitForMigrations } from './migrate.js';
 
 /**
  * Applies every service's migrations and exits 0 (the Kubernetes migration Job), whatever
@@ -26,7 +26,10 @@ const logger = createLogger({ name: 'migrate', level: config.Logging.Level, form
 const storage = await createStorageProvider(storageSettingsOf(config, (error) => logger.warn({ err: error.message }, 'engine trouble')));
 try {
   if (mode === 'wait') await waitForMigrations(storage, logger);
-  else await migrateAll(storage, logger);
+  else {
+    await migrateAll(storage, logger);
+    await prepareVectorTable(storage, config, logger);
+  }
   logger.info({ mode }, mode === 'wait' ? 'every migration is applied' : 'every schema is up to date');
 } catch (error) {
   logger.error({ err: error }, 'migration failed');

@@ -1,8 +1,8 @@
 import { REGISTRY_SCHEMA, registryMigrations } from '@hangar/agent-registry';
 import { ATTACHMENT_SCHEMA, attachmentMigrations } from '@hangar/attachment';
 import { GOVERNANCE_SCHEMA, governanceMigrations } from '@hangar/governance';
-import { KNOWLEDGE_SCHEMA, knowledgeMigrations } from '@hangar/knowledge';
-import type { Logger, ServiceName } from '@hangar/platform';
+import { ensureVectorTable, KNOWLEDGE_SCHEMA, knowledgeMigrations } from '@hangar/knowledge';
+import type { HangarConfig, Logger, ServiceName } from '@hangar/platform';
 import { RUN_SCHEMA, runMigrations } from '@hangar/run-executor';
 import { SESSION_SCHEMA, sessionMigrations } from '@hangar/session';
 import { SKILL_SCHEMA, skillMigrations } from '@hangar/skill';
@@ -26,6 +26,18 @@ export async function migrateAll(storage: StorageProvider, logger: Logger): Prom
     await storage.migrate(schema, migrations);
     logger.info({ service, schema, pending }, pending.length ? `${service}: migrations applied` : `${service}: up to date`);
   }
+}
+
+/**
+ * The knowledge chunk table, whose column type holds Knowledge:Dimensions (so no fixed migration
+ * makes it), with the vector extension: made here too, so the service's own role needs no DDL
+ * right. A database without pgvector is reported, not failed: knowledge then answers 501.
+ */
+export async function prepareVectorTable(storage: StorageProvider, config: Pick<HangarConfig, 'Knowledge'>, logger: Logger) {
+  const { db, schema } = await storage.open(KNOWLEDGE_SCHEMA, knowledgeMigrations);
+  const support = await ensureVectorTable(db, schema, config.Knowledge.Dimensions);
+  if (support.available) logger.info({ schema, dimensions: config.Knowledge.Dimensions }, 'Knowledge: vector table ready');
+  else logger.warn({ reason: support.reason }, `Knowledge: no vector table, documents and search answer 501: ${support.reason}`);
 }
 
 /** Names, per service, of the migrations this build knows that the database lacks. */

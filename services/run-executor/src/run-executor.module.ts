@@ -36,6 +36,7 @@ import { createSpanRepository } from './traces/span.repository.js';
 import { RUN_SEALED_COLUMNS } from './retention/sealed-columns.js';
 import { createDiagnostics } from './diagnostics.js';
 import { runExecutorGrpc } from './run-executor.grpc.js';
+import { createKnowledgeTools } from './knowledge/knowledge-tools.js';
 import { createMcpTools } from './mcp/mcp-tools.js';
 import { createRunEngine } from './runs/run-engine.service.js';
 import { limitToolOutput } from './runs/tool-set.js';
@@ -54,7 +55,7 @@ const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
-  dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance'],
+  dependsOn: ['AgentRegistry', 'Session', 'Attachment', 'Governance', 'Knowledge'],
   async setup({ config, logger, engines, metrics, addressOf }, grpc) {
     const database = await engines.storage.open<RunDatabase>(RUN_SCHEMA, runMigrations);
     // A durable event log (Kafka) is fed through the transactional outbox; an in-process one, gone
@@ -129,6 +130,11 @@ export const runExecutorModule = grpcServiceModule({
         enabled: config.Mcp.Enabled,
         fetch: tenantEgress.fetch,
         secret: mcpSecretResolver(config),
+        timeoutMs: config.Tools.DefaultTimeout,
+        limitOutput: (value) => limitToolOutput(value, config.Tools.DefaultMaxOutputBytes),
+      }),
+      knowledgeTools: createKnowledgeTools({
+        knowledge: clients.knowledge,
         timeoutMs: config.Tools.DefaultTimeout,
         limitOutput: (value) => limitToolOutput(value, config.Tools.DefaultMaxOutputBytes),
       }),

@@ -7,6 +7,7 @@ import { createLogger, loadConfig, type Caller, type HangarConfig } from '@hanga
 import type { ApprovalRow } from '../src/approvals/approval.model.js';
 import type { ApprovalRepository } from '../src/approvals/approval.repository.js';
 import type { AgentLoader, QuotaAdmission, SessionGateway, SkillGateway, TenantSettingsSource, ToolCatalog } from '../src/clients/ports.js';
+import type { KnowledgeTools } from '../src/knowledge/knowledge-tools.js';
 import type { McpTools } from '../src/mcp/mcp-tools.js';
 import type { RunEventRow } from '../src/events/event.model.js';
 import type { EventRepository } from '../src/events/event.repository.js';
@@ -257,6 +258,7 @@ export function createHarness(options: HarnessOptions = {}) {
     tenantSettings: options.tenantSettings ?? (async () => ({ enabled: true, providers: {} })),
     toolCatalog: options.toolCatalog ?? (async () => new Map()),
     mcpTools: strictFake<McpTools>('mcpTools', {}),
+    knowledgeTools: strictFake<KnowledgeTools>('knowledgeTools', {}),
     models:
       options.modelResolver?.(config) ??
       ({

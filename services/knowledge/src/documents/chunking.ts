@@ -1,8 +1,9 @@
 /**
- * Cuts a text into chunks of at most `size` characters, each starting `overlap` characters before
- * the previous one ended (Knowledge:ChunkSize, Knowledge:ChunkOverlap). A chunk ends at the last
- * paragraph break, else line break, else sentence end, else space in the back fifth of its window,
- * so words and sentences are kept whole where the text allows; a text with none there is cut hard.
+ * Cuts a text into chunks of at most `size` characters (Knowledge:ChunkSize), each starting up to
+ * `overlap` characters (Knowledge:ChunkOverlap) before the previous one ended, at the first whole
+ * word there. A chunk ends at the last paragraph break, else line break, else sentence end, else
+ * space in the back fifth of its window, so words and sentences are kept whole where the text
+ * allows; a text with none there is cut hard.
  * Whitespace around each chunk is trimmed; blank chunks are left out.
  */
 export function chunkText(text: string, size: number, overlap: number): string[] {
@@ -16,8 +17,14 @@ export function chunkText(text: string, size: number, overlap: number): string[]
     const chunk = text.slice(start, end).trim();
     if (chunk) chunks.push(chunk);
     if (end >= text.length) break;
-    // Always forward, even when the break left less than the overlap behind.
-    start = Math.max(end - step, start + 1);
+    // Always forward, even when the break left less than the overlap behind; and from a word's
+    // start, so the overlap shrinks to whole words rather than opening on half of one.
+    let next = Math.max(end - step, start + 1);
+    if (/\S/.test(text[next - 1])) {
+      const space = text.slice(next, end).search(/\s/);
+      if (space >= 0) next += space + 1;
+    }
+    start = next;
   }
   return chunks;
 }

@@ -10,7 +10,7 @@ const STOP_WORDS = new Set(
 /**
  * The Demo provider's embeddings: deterministic and offline. Each word (lower-cased letters and
  * digits, stop words left out) adds ±1 at a position given by its FNV-1a hash (feature hashing),
- * and the vector is scaled to length 1; texts sharing words point alike, so cosine search finds
+ * and the vector is scaled to length 1 (a text of no words points along the first axis); texts sharing words point alike, so cosine search finds
  * the text that shares the query's words. Not a language model: synonyms do not meet.
  */
 export function demoEmbedding(text: string, dimensions: number): number[] {
@@ -20,8 +20,10 @@ export function demoEmbedding(text: string, dimensions: number): number[] {
     const hash = fnv1a(word);
     vector[hash % dimensions] += hash & 0x80000000 ? -1 : 1;
   }
-  const length = Math.hypot(...vector) || 1;
-  return vector.map((value) => value / length);
+  const length = Math.hypot(...vector);
+  // Cosine distance to a zero vector is undefined: a text of no words points along the first axis.
+  if (length === 0) vector[0] = 1;
+  return length === 0 ? vector : vector.map((value) => value / length);
 }
 
 export function createDemoEmbeddingModel(modelId: string, dimensions: number): EmbeddingModelV2<string> {

@@ -2,6 +2,7 @@ import {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
   GovernanceServiceDefinition,
+  KnowledgeServiceDefinition,
   SkillServiceDefinition,
   recordFromProto,
   SessionServiceDefinition,
@@ -18,6 +19,7 @@ import type {
   TenantSettingsSource,
   ToolCatalog,
 } from './ports.js';
+import type { KnowledgeGateway } from '../knowledge/knowledge-tools.js';
 import type { ToolServerLookup } from '../mcp/mcp-tools.js';
 
 import type { GovernanceAdmission } from './quota-coverage.js';
@@ -39,6 +41,8 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
   const skillChannel = createChannel(addressOf('Skill'));
   const skillClient = createServiceClient(SkillServiceDefinition, skillChannel);
+  const knowledgeChannel = createChannel(addressOf('Knowledge'));
+  const knowledgeClient = createServiceClient(KnowledgeServiceDefinition, knowledgeChannel);
 
   const agents: AgentLoader = {
     async load(caller, name) {
@@ -137,6 +141,20 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     };
   };
 
+  const knowledge: KnowledgeGateway = {
+    async describe(caller, name) {
+      try {
+        const { collection } = await knowledgeClient.getCollection({ name }, { caller });
+        return { name: collection!.name, description: collection!.description };
+      } catch (error) {
+        if (error instanceof HangarError && error.kind === 'notFound') return undefined;
+        throw error;
+      }
+    },
+    search: async (caller, collection, query, topK, signal) =>
+      (await knowledgeClient.search({ collection, query, topK }, { caller, signal })).results,
+  };
+
   let catalog: { at: number; tools: ReturnType<ToolCatalog> } | undefined;
   const toolCatalog: ToolCatalog = () => {
     if (!catalog || Date.now() - catalog.at > TOOL_CATALOG_TTL_MS) {
@@ -162,12 +180,14 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     tenantSettings,
     toolCatalog,
     toolServers,
+    knowledge,
     close() {
       registryChannel.close();
       sessionChannel.close();
       attachmentChannel.close();
       governanceChannel.close();
       skillChannel.close();
+      knowledgeChannel.close();
     },
   };
 }

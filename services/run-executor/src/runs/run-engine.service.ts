@@ -50,6 +50,7 @@ import { TERMINAL_STATUSES, ZERO_USAGE, type RunFilter, type RunRow, type StartR
 import type { RunRepository } from './run.repository.js';
 import type { RunUpdate } from './run-update.js';
 import { createToolSets } from './tool-set.js';
+import type { KnowledgeTools } from '../knowledge/knowledge-tools.js';
 import type { McpTools } from '../mcp/mcp-tools.js';
 import type { SpanRepository } from '../traces/span.repository.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
@@ -89,6 +90,8 @@ export interface RunEngineDeps {
   toolCatalog: ToolCatalog;
   /** The tools of agents' `mcp:<server>/<tool>` references. */
   mcpTools: McpTools;
+  /** The search tools of agents' `knowledge:<collection>` references. */
+  knowledgeTools: KnowledgeTools;
   /** Tells the run span recorder of this engine which runs are its own (spans of other engines in the process are not). */
   runSpanClaims?: RunSpanClaims;
 }
@@ -120,7 +123,13 @@ export function createRunEngine(deps: RunEngineDeps) {
     attachments: deps.attachments,
     settings: config,
   });
-  const tools = createToolSets({ toolCatalog: deps.toolCatalog, skills: deps.skills, mcp: deps.mcpTools, settings: config });
+  const tools = createToolSets({
+    toolCatalog: deps.toolCatalog,
+    skills: deps.skills,
+    mcp: deps.mcpTools,
+    knowledge: deps.knowledgeTools,
+    settings: config,
+  });
   const approvals = createApprovals({
     approvals: repositories.approvals,
     runs: repositories.runs,

@@ -1,7 +1,8 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import { MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
+import { KNOWLEDGE_REFERENCE_PREFIX, MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
 import { HangarError, type Caller, type HangarConfig } from '@hangar/platform';
 import type { RunSkill, SkillGateway, ToolCatalog } from '../clients/ports.js';
+import type { KnowledgeTools } from '../knowledge/knowledge-tools.js';
 import type { McpTools } from '../mcp/mcp-tools.js';
 import { BUILT_IN_EXECUTORS } from '../tools.js';
 import { modelToolName } from './tool-names.js';
@@ -10,6 +11,7 @@ export interface ToolSetDeps {
   toolCatalog: ToolCatalog;
   skills: SkillGateway;
   mcp: Pick<McpTools, 'toolsFor'>;
+  knowledge: Pick<KnowledgeTools, 'toolsFor'>;
   settings: Pick<HangarConfig, 'Tools' | 'Approvals'>;
 }
 
@@ -22,7 +24,7 @@ export interface RunTools {
 /** Asks a callable agent as a child run and returns what the model gets back. */
 export type AskAgent = (agentName: string, message: string) => Promise<unknown>;
 
-/** The tools a run's model may call: its catalog and MCP tools, one tool per callable agent, and its skills' tools. */
+/** The tools a run's model may call: its catalog, MCP and knowledge tools, one tool per callable agent, and its skills' tools. */
 export function createToolSets(deps: ToolSetDeps) {
   const { Tools } = deps.settings;
   const approvalRequired = new Set(deps.settings.Approvals.RequiredTools);
@@ -39,12 +41,14 @@ export function createToolSets(deps: ToolSetDeps) {
 
     async toolsFor(caller: Caller, definition: AgentDefinition, askAgent: AskAgent): Promise<RunTools> {
       const mcpReferences = definition.tools.filter((name) => name.startsWith(MCP_REFERENCE_PREFIX));
-      const [catalog, skills, mcpTools] = await Promise.all([
+      const knowledgeReferences = definition.tools.filter((name) => name.startsWith(KNOWLEDGE_REFERENCE_PREFIX));
+      const [catalog, skills, mcpTools, knowledgeTools] = await Promise.all([
         deps.toolCatalog(),
         deps.skills.forRun(caller, definition.skills),
         mcpReferences.length ? deps.mcp.toolsFor(caller, mcpReferences) : undefined,
+        knowledgeReferences.length ? deps.knowledge.toolsFor(caller, knowledgeReferences) : undefined,
       ]);
-      const tools: ToolSet = { ...skillTools(caller, skills), ...mcpTools };
+      const tools: ToolSet = { ...skillTools(caller, skills), ...mcpTools, ...knowledgeTools };
       for (const agentName of definition.agents) {
         tools[agentToolName(agentName)] = tool({
           description: `Ask the agent "${agentName}" and get its answer`,
