@@ -50,8 +50,11 @@ beforeAll(async () => {
       payload: { agentName: 'agent-a', message: MARKER },
       enabled: false,
     }),
+    await as(A, 'PUT', '/api/knowledge/collection-a', { description: MARKER, embeddingProvider: 'demo', embeddingModel: 'hash' }),
   ];
   for (const answer of created) expect(answer.status, answer.text).toBeLessThan(300);
+  const knowledgeDocument = await as(A, 'POST', '/api/knowledge/collection-a/documents', { name: 'a.md', text: `# ${MARKER}` });
+  expect(knowledgeDocument.status, knowledgeDocument.text).toBe(201);
   const run = await hangar.request('POST', '/api/agents/agent-a/run', {
     headers: { ...A, 'idempotency-key': 'matrix-run' },
     body: { message: MARKER, sessionId: 'session-a' },
@@ -77,6 +80,8 @@ beforeAll(async () => {
     id: attachment.body.id,
     apiKeyId: key.body.id,
     skillName: 'skill-a',
+    collection: 'collection-a',
+    documentId: knowledgeDocument.body.id,
     a: '1',
     b: '2',
   });
@@ -101,6 +106,8 @@ async function snapshotOfA() {
     '/api/webhooks/agent-a',
     '/api/webhooks/agent-a/deliveries',
     '/api/schedules/agent-a',
+    '/api/knowledge/collection-a',
+    '/api/knowledge/collection-a/documents',
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -115,6 +122,7 @@ function pathFor(path: string): string {
     if (param === 'name' && path.startsWith('/api/quotas')) return 'quota-a';
     if (param === 'id' && path.startsWith('/api/api-keys')) return ofA.apiKeyId;
     if (param === 'id' && path.startsWith('/api/tenants')) return 'tenant-a';
+    if (param === 'id' && path.startsWith('/api/knowledge')) return ofA.documentId;
     if (param === 'approvalId') return '00000000-0000-4000-8000-000000000001';
     return ofA[param] ?? `unknown-${param}`;
   });
@@ -134,6 +142,9 @@ const BODIES: Record<string, unknown> = {
   putTenant: { displayName: 'taken by B', enabled: false },
   putWebhook: { url: 'https://hooks.example.com/b', events: ['agent.created'], secretKey: 'Hangar:WebhookSecrets:b' },
   putRetentionPolicy: { maxAge: '1.00:00:00' },
+  putKnowledgeCollection: { embeddingProvider: 'demo', embeddingModel: 'hash' },
+  addKnowledgeDocument: { name: 'b.md', text: 'by B' },
+  searchKnowledge: { query: 'only tenant a knows this' },
   putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 
@@ -144,20 +155,29 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
   );
   expect(routes.length).toBeGreaterThan(50);
   const problems: string[] = [];
-  // Names B gave records of its own (agents, skills, quota rules, webhooks and schedules are named per tenant): B may use them.
+  // Names B gave records of its own (agents, skills, quota rules, webhooks, schedules and knowledge collections are named per tenant): B may use them.
   const ownedByB = new Set<string>();
   for (const { method, path, operation } of routes) {
     const concrete = pathFor(path);
     const body = BODIES[operation.operationId] ?? (method === 'POST' || method === 'PUT' ? {} : undefined);
     const answer = await asB(method, concrete, body);
     // What B named in its request may come back (a 404 names it); nothing else of A's may.
-    const leaked = [MARKER, ofA.runId, ofA.scoreId, ofA.id, ofA.apiKeyId, 'session-a', 'quota-a', 'agent-a', 'skill-a'].filter(
-      (secret) => answer.text.includes(secret) && !concrete.includes(secret) && !JSON.stringify(body ?? '').includes(secret),
-    );
+    const leaked = [
+      MARKER,
+      ofA.runId,
+      ofA.scoreId,
+      ofA.id,
+      ofA.apiKeyId,
+      ofA.documentId,
+      'session-a',
+      'quota-a',
+      'agent-a',
+      'skill-a',
+    ].filter((secret) => answer.text.includes(secret) && !concrete.includes(secret) && !JSON.stringify(body ?? '').includes(secret));
     if (leaked.length) problems.push(`${method} ${path}: answer carries ${leaked.join(', ')}`);
     if (answer.status >= 500) problems.push(`${method} ${path}: ${answer.status}`);
-    if (['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule'].includes(operation.operationId) && answer.status === 201)
-      ownedByB.add(concrete);
+    const namedPerTenant = ['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule', 'putKnowledgeCollection'];
+    if (namedPerTenant.includes(operation.operationId) && answer.status === 201) ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));
     // Platform-wide settings answer an ordinary tenant 403 whatever it names.
     const expected = path.startsWith('/api/tenants') || path.startsWith('/api/retention') ? 403 : 404;

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { writeEmbeddings, type MockEmbeddingReply, type RecordedEmbeddingRequest } from './mock-embeddings.js';
 
 /** What the mock answers to one chat-completions call. */
 export type MockReply =
@@ -67,12 +68,15 @@ function fromResponses(body: Record<string, any>): Pick<RecordedRequest, 'model'
 
 /**
  * A real HTTP server speaking the OpenAI chat-completions protocol (any path ending in
- * `/chat/completions`, so Azure's `/openai/v1/...` too) and Anthropic's Messages protocol (`/messages`),
+ * `/chat/completions`, so Azure's `/openai/v1/...` too), its embeddings (`/embeddings`) and
+ * Anthropic's Messages protocol (`/messages`),
  * both streaming with usage, for tests and benchmarks. Replies are scripted per model; an
  * unscripted model echoes the last user text.
  */
 export async function startMockOpenAI() {
   const requests: RecordedRequest[] = [];
+  const embeddingRequests: RecordedEmbeddingRequest[] = [];
+  const embeddingScripts = new Map<string, MockEmbeddingReply>();
   const scripts = new Map<string, MockReply[] | ((request: RecordedRequest) => MockReply)>();
   const openResponses = new Set<import('node:http').ServerResponse>();
   let peakOpen = 0;
@@ -98,6 +102,13 @@ export async function startMockOpenAI() {
 
   const server: Server = createServer(async (request, response) => {
     const path = new URL(request.url ?? '/', 'http://mock').pathname;
+    if (request.method === 'POST' && path.endsWith('/embeddings')) {
+      const body = JSON.parse(await readBody(request)) as Record<string, any>;
+      const input = Array.isArray(body.input) ? body.input : [body.input];
+      embeddingRequests.push({ model: body.model, input, dimensions: body.dimensions, headers: request.headers });
+      writeEmbeddings(response, body, embeddingScripts.get(body.model));
+      return;
+    }
     const protocol = path.endsWith('/chat/completions')
       ? 'openai-chat'
       : path.endsWith('/responses')
@@ -206,6 +217,13 @@ export async function startMockOpenAI() {
       scripts.set(model, Array.isArray(replies) ? [...replies] : replies);
     },
     callsTo: (model: string) => requests.filter((request) => request.model === model).length,
+    /** Calls of `/embeddings`, in order. */
+    embeddingRequests,
+    /** How an embedding model answers from now on: a failure, or vectors of another size (undefined: the default). */
+    scriptEmbeddings(model: string, reply: MockEmbeddingReply | undefined) {
+      if (reply) embeddingScripts.set(model, reply);
+      else embeddingScripts.delete(model);
+    },
     /** The most calls that were open at once since the last reset. */
     peakConcurrency: () => peakOpen,
     resetPeakConcurrency: () => void (peakOpen = openResponses.size),

@@ -98,6 +98,16 @@ export const operationTable = {
     delete: { operationId: 'deleteToolServer', method: 'delete', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'none' },
     refresh: { operationId: 'refreshToolServer', method: 'post', path: '/api/tool-servers/{name}/refresh', pathParams: ['name'], body: 'none', response: 'json' },
   },
+  knowledge: {
+    listCollections: { operationId: 'listKnowledgeCollections', method: 'get', path: '/api/knowledge', pathParams: [], body: 'none', response: 'json' },
+    getCollection: { operationId: 'getKnowledgeCollection', method: 'get', path: '/api/knowledge/{collection}', pathParams: ['collection'], body: 'none', response: 'json' },
+    putCollection: { operationId: 'putKnowledgeCollection', method: 'put', path: '/api/knowledge/{collection}', pathParams: ['collection'], body: 'json', response: 'json' },
+    deleteCollection: { operationId: 'deleteKnowledgeCollection', method: 'delete', path: '/api/knowledge/{collection}', pathParams: ['collection'], body: 'none', response: 'none' },
+    addDocument: { operationId: 'addKnowledgeDocument', method: 'post', path: '/api/knowledge/{collection}/documents', pathParams: ['collection'], body: 'form', response: 'json' },
+    listDocuments: { operationId: 'listKnowledgeDocuments', method: 'get', path: '/api/knowledge/{collection}/documents', pathParams: ['collection'], body: 'none', response: 'json' },
+    deleteDocument: { operationId: 'deleteKnowledgeDocument', method: 'delete', path: '/api/knowledge/{collection}/documents/{id}', pathParams: ['collection', 'id'], body: 'none', response: 'none' },
+    search: { operationId: 'searchKnowledge', method: 'post', path: '/api/knowledge/{collection}/search', pathParams: ['collection'], body: 'json', response: 'json' },
+  },
   exposure: {
     exposedMcp: { operationId: 'exposedMcp', method: 'post', path: '/mcp', pathParams: [], body: 'json', response: 'json' },
     getA2AAgentCard: { operationId: 'getA2AAgentCard', method: 'get', path: '/a2a/{agent}/.well-known/agent-card.json', pathParams: ['agent'], body: 'none', response: 'json' },
@@ -300,6 +310,24 @@ export interface GeneratedGroups {
     delete(name: PathParam<'deleteToolServer', 'name'>, options?: CallOptions): Promise<void>;
     /** `POST /api/tool-servers/{name}/refresh`: Discover a tool server’s tools again */
     refresh(name: PathParam<'refreshToolServer', 'name'>, options?: CallOptions): Promise<JsonResult<'refreshToolServer'>>;
+  };
+  knowledge: {
+    /** `GET /api/knowledge`: List knowledge collections */
+    listCollections(options?: CallOptions): Promise<JsonResult<'listKnowledgeCollections'>>;
+    /** `GET /api/knowledge/{collection}`: Get a knowledge collection */
+    getCollection(collection: PathParam<'getKnowledgeCollection', 'collection'>, options?: CallOptions): Promise<JsonResult<'getKnowledgeCollection'>>;
+    /** `PUT /api/knowledge/{collection}`: Create or describe a knowledge collection */
+    putCollection(collection: PathParam<'putKnowledgeCollection', 'collection'>, body: JsonBody<'putKnowledgeCollection'>, options?: CallOptions): Promise<JsonResult<'putKnowledgeCollection'>>;
+    /** `DELETE /api/knowledge/{collection}`: Delete a knowledge collection */
+    deleteCollection(collection: PathParam<'deleteKnowledgeCollection', 'collection'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/knowledge/{collection}/documents`: Add a document to a knowledge collection */
+    addDocument(collection: PathParam<'addKnowledgeDocument', 'collection'>, body: FormData, options?: CallOptions): Promise<JsonResult<'addKnowledgeDocument'>>;
+    /** `GET /api/knowledge/{collection}/documents`: List the documents of a knowledge collection */
+    listDocuments(collection: PathParam<'listKnowledgeDocuments', 'collection'>, options?: CallOptions<QueryParams<'listKnowledgeDocuments'>>): Promise<JsonResult<'listKnowledgeDocuments'>>;
+    /** `DELETE /api/knowledge/{collection}/documents/{id}`: Delete a document of a knowledge collection */
+    deleteDocument(collection: PathParam<'deleteKnowledgeDocument', 'collection'>, id: PathParam<'deleteKnowledgeDocument', 'id'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/knowledge/{collection}/search`: Search a knowledge collection */
+    search(collection: PathParam<'searchKnowledge', 'collection'>, body: JsonBody<'searchKnowledge'>, options?: IdempotentCallOptions): Promise<JsonResult<'searchKnowledge'>>;
   };
   exposure: {
     /** `POST /mcp`: MCP server of the exposed agents */
