@@ -25,6 +25,7 @@ const SPLIT_IN_CI = [
   'test-e2e/api-keys.e2e.test.ts',
   'test-e2e/tool-servers.e2e.test.ts',
   'test-e2e/exposure.e2e.test.ts',
+  'test-e2e/knowledge.e2e.test.ts',
 ];
 
 /** HTTP suites that run in one shape only, and why; every other one runs on all-in-one and again on the split shape. */

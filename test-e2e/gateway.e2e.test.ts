@@ -70,8 +70,8 @@ describe('authentication', () => {
       authentication: ['token', 'apiKey', 'jwt'],
       stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
-    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead).
-    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
+    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead) and searches knowledge.
+    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });

@@ -254,3 +254,23 @@ describe('tenancy', () => {
     expectProblem(await search('remote', { query: 'reactor' }), 404, 'not_found');
   });
 });
+
+describe('retention', () => {
+  it('DocumentEmbeddings purges documents uploaded before the cutoff, with their chunks, and keeps newer ones', async () => {
+    expect((await put('dated', { embeddingProvider: 'demo', embeddingModel: 'hash' })).status).toBe(201);
+    expect((await addText('dated', 'old.txt', 'An old note about hull paint.')).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    expect((await addText('dated', 'new.txt', 'A new note about hull paint.')).status).toBe(201);
+    const policy = await hangar.request('PUT', '/api/retention/DocumentEmbeddings', { body: { maxAge: '00:00:02' } });
+    expect(policy.status, policy.text).toBe(201);
+    const applied = await hangar.request('POST', '/api/retention/run');
+    expect(applied.status, applied.text).toBe(200);
+    const result = applied.body.results.find((entry: { target: string }) => entry.target === 'DocumentEmbeddings');
+    expect(result.deleted).toBeGreaterThanOrEqual(1);
+    const left = await hangar.request('GET', '/api/knowledge/dated/documents', { headers: acme });
+    expect(left.body.map((document: { name: string }) => document.name)).toEqual(['new.txt']);
+    expect((await search('dated', { query: 'hull paint' })).body.results.map((hit: { documentName: string }) => hit.documentName)).toEqual([
+      'new.txt',
+    ]);
+  });
+});

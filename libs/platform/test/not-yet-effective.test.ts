@@ -91,10 +91,10 @@ describe('configuration keys not yet effective', () => {
 
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
-    const config = loadConfig({ env: {}, overrides: { Knowledge: { ChunkSize: 500, MaxResults: 3 } } });
+    const config = loadConfig({ env: {}, overrides: { OnlineEvaluation: { SampleRate: 0.5, MinSampleSize: 3 } } });
     const started = await startModules([], { config, logger, engines: {} as Engines, metrics: createProcessMetrics('test') });
     await started.stop();
-    expect(lines.map((line) => line.configKey)).toEqual(['Knowledge:ChunkSize', 'Knowledge:MaxResults']);
+    expect(lines.map((line) => line.configKey)).toEqual(['OnlineEvaluation:SampleRate', 'OnlineEvaluation:MinSampleSize']);
   });
 });
 
