@@ -17,7 +17,7 @@ export const knowledgeModule = grpcServiceModule({
     // The providers are the operator's configuration, which may rightly name a private endpoint (as for runs).
     const egress = createDirectFetch();
     const service = createKnowledgeService({
-      repository: createKnowledgeRepository(database.db),
+      repository: createKnowledgeRepository(database.db, database.schema),
       vectors,
       embeddings: createEmbeddingModels(config, egress.fetch),
       settings: {

@@ -79,8 +79,38 @@ const toDocument = (row: Selectable<KnowledgeDatabase['documents']>): DocumentRe
   createdAt: row.created_at,
 });
 
-/** All SQL of knowledge: collections, documents and their embedded chunks, per tenant. */
-export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>) {
+/**
+ * All SQL of knowledge: collections, documents and their embedded chunks, per tenant.
+ *
+ * The planner picks the HNSW index over an exact scan of the collection only with statistics of
+ * the chunk table. PGlite has no autovacuum to gather them, so chunk writes count here and the
+ * table is analyzed once they pass autovacuum's own threshold (50 rows + 10% of the table).
+ */
+export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema: string) {
+  const chunkTable = sql.id(schema, 'chunks');
+  let writtenSinceAnalyze = 0;
+  let analyzedRows: number | undefined;
+  let analyzing: Promise<void> | undefined;
+
+  async function analyzeWhenGrown(written: number) {
+    writtenSinceAnalyze += written;
+    analyzedRows ??= Number(
+      (
+        await sql<{
+          rows: number;
+        }>`select greatest(reltuples, 0)::float8 as rows from pg_class where oid = to_regclass(${`${schema}.chunks`})`.execute(db)
+      ).rows[0]?.rows ?? 0,
+    );
+    if (analyzing || writtenSinceAnalyze < 50 + 0.1 * analyzedRows) return;
+    const rows = analyzedRows + writtenSinceAnalyze;
+    writtenSinceAnalyze = 0;
+    analyzing = sql`analyze ${chunkTable}`
+      .execute(db)
+      .then(() => void (analyzedRows = rows))
+      .finally(() => (analyzing = undefined));
+    await analyzing;
+  }
+
   const collectionsWithCounts = (tenantId: string) =>
     db
       .selectFrom('collections as c')
@@ -159,7 +189,7 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>) {
       document: { id: string; name: string; mediaType: DocumentMediaType; characters: number },
       chunks: EmbeddedChunk[],
     ): Promise<DocumentRecord | undefined> {
-      return db.transaction().execute(async (trx) => {
+      const stored = await db.transaction().execute(async (trx) => {
         const exists = await trx
           .selectFrom('collections')
           .select('name')
@@ -198,6 +228,8 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>) {
         }
         return toDocument(row);
       });
+      if (stored) await analyzeWhenGrown(chunks.length);
+      return stored;
     },
 
     async listDocuments(tenantId: string, collection: string, skip: number, take: number): Promise<DocumentRecord[]> {

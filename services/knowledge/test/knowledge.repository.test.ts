@@ -42,7 +42,7 @@ describe.each(SQL_ENGINES)('knowledge repository on %s', (engine) => {
     fixture = await openEngine(engine);
     ({ db, schema } = await fixture.storage.open<KnowledgeDatabase>(KNOWLEDGE_SCHEMA, knowledgeMigrations));
     expect(await ensureVectorTable(db, schema, DIMENSIONS)).toEqual({ available: true });
-    repository = createKnowledgeRepository(db);
+    repository = createKnowledgeRepository(db, schema);
   });
 
   afterAll(async () => {
