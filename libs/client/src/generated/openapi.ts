@@ -2790,6 +2790,11 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        KnowledgeTextDocument: {
+            /** @description Read as Markdown when it ends in .md */
+            name: string;
+            text: string;
+        };
         KnowledgeSearchResults: {
             results: {
                 documentId: string;
@@ -10517,6 +10522,7 @@ export interface operations {
                 "multipart/form-data": {
                     file: string;
                 };
+                "application/json": components["schemas"]["KnowledgeTextDocument"];
             };
         };
         responses: {

@@ -107,7 +107,14 @@ function operationOf(route: RouteSpec<any, any, any>, toSchema: SchemaConverter)
   if (route.body) {
     operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body as z.ZodType, 'input') } } };
   } else if (route.documentedBody) {
-    operation.requestBody = { required: true, content: { [route.documentedBody.contentType]: { schema: route.documentedBody.schema } } };
+    const { contentType, schema, json } = route.documentedBody;
+    operation.requestBody = {
+      required: true,
+      content: {
+        [contentType]: { schema },
+        ...(json && { 'application/json': { schema: toSchema(json, 'input') } }),
+      },
+    };
   }
   return operation;
 }

@@ -79,8 +79,11 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** JSON body schema; `raw` hands the parsed JSON to the handler (for validate, which reports shape errors). */
   body?: z.ZodType<B>;
   rawBody?: boolean;
-  /** A non-JSON request body, for the OpenAPI document only (the handler reads the stream). */
-  documentedBody?: { contentType: string; schema: Record<string, unknown> };
+  /**
+   * A non-JSON request body, for the OpenAPI document only (the handler reads the stream); `json`
+   * when the route also takes a JSON body, which the handler then parses itself.
+   */
+  documentedBody?: { contentType: string; schema: Record<string, unknown>; json?: z.ZodType };
   /**
    * Asks the host's run-authorization handler first. A denied list or upload is 403 (`forbid`);
    * a denied single-record operation is 404 (`hide`), like an unknown record.

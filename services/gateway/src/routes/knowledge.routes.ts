@@ -185,6 +185,7 @@ export const knowledgeRoutes = [
         required: ['file'],
         properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } },
       },
+      json: TextDocumentSchema,
     },
     responses: {
       201: {
