@@ -42,10 +42,10 @@ beforeAll(async () => {
       overrides: {
         ...tenancy,
         Egress: { AllowPrivateNetworkTargets: true },
-        Mcp: { ConnectionTimeout: '1500ms', RefreshInterval: '1s' },
         Hangar: { McpSecrets: { tools: 'tool-token' } },
         Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: model.url } },
         Tools: { DefaultTimeout: '2s' },
+        Mcp: { ConnectionTimeout: '1500ms', RefreshInterval: '1s', MaxResourceBytesPerResource: 100 },
       },
     }),
     // Private targets refused (the default): the test server on 127.0.0.1 is one.
@@ -77,6 +77,10 @@ describe('tool servers', () => {
       error: null,
     });
     expect(toolNames(created.body)).toEqual(['add', 'echo', 'wait']);
+    expect(created.body.resources).toEqual([
+      { uri: 'hangar://notes/short', name: 'short-note', description: 'A short note', mimeType: 'text/plain' },
+      { uri: 'hangar://notes/long', name: 'long-note', description: 'A long note', mimeType: 'text/plain' },
+    ]);
     const add = created.body.tools.find((tool: { name: string }) => tool.name === 'add');
     expect(add).toMatchObject({ description: 'Adds two numbers', reference: 'mcp:calc/add' });
     expect(add.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } });
@@ -298,13 +302,13 @@ describe('agents with MCP tools', () => {
     expect(done.status, done.text).toBe(200);
     expect(done.body.output.text).toBe('the tool said: 5');
     expect(mcp.calls.slice(calls)).toEqual([{ name: 'add', args: { a: 2, b: 3 }, authorization: 'Bearer tool-token' }]);
-    // The model was offered the tool under its model-facing name, beside the built-in one.
+    // The model was offered the tool under its model-facing name, beside the built-in one and the server's resource reader.
     expect(
       model.requests
         .at(-2)
         ?.tools?.map((tool) => tool.function.name)
         .sort(),
-    ).toEqual(['clock', 'mcp__maths__add']);
+    ).toEqual(['clock', 'mcp__maths__add', 'mcp__maths__read_resource']);
 
     const events = await hangar.request('GET', `/api/runs/${done.body.runId}/events`, { headers: acme });
     const frames = parseSseFrames(events.text);
@@ -313,6 +317,18 @@ describe('agents with MCP tools', () => {
       args: { a: 2, b: 3 },
     });
     expect(frames.find((frame) => frame.event === 'tool.completed')?.data.data).toMatchObject({ toolName: 'mcp__maths__add', result: '5' });
+  });
+
+  it('a model reads a resource the server lists, cut at Mcp:MaxResourceBytesPerResource', async () => {
+    expect((await agent('reader', ['mcp:maths/echo'])).status).toBe(201);
+    const short = await runJson('reader', 'mcp__maths__read_resource {"uri":"hangar://notes/short"}');
+    expect(short.status, short.text).toBe(200);
+    expect(short.body.output.text).toContain('the hatch code is 1234');
+    const long = await runJson('reader', 'mcp__maths__read_resource {"uri":"hangar://notes/long"}');
+    expect(long.body.output.text).toContain('cut at 100 of 5000 bytes (Mcp:MaxResourceBytesPerResource)');
+    const unlisted = await runJson('reader', 'mcp__maths__read_resource {"uri":"file:///etc/passwd"}');
+    expect(unlisted.body.status).toBe('Completed');
+    expect(await failedToolOf(unlisted.body.runId)).toContain('lists no resource file:///etc/passwd');
   });
 
   const failedToolOf = async (runId: string) => {

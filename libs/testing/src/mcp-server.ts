@@ -29,9 +29,13 @@ const readJson = async (request: IncomingMessage): Promise<unknown> => {
   return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
 };
 
+/** The text of the test server's `hangar://notes/long` resource: 5,000 characters. */
+export const LONG_NOTE = 'long note '.repeat(500);
+
 /**
  * A real MCP server (the official SDK's) on a free loopback port, over both transports, with three
- * tools: `add` ({a, b} → their sum), `echo` ({text} → the text) and `wait` ({ms} → "waited", after ms).
+ * tools: `add` ({a, b} → their sum), `echo` ({text} → the text) and `wait` ({ms} → "waited", after ms),
+ * and two text resources: `hangar://notes/short` and `hangar://notes/long` ({@link LONG_NOTE}).
  */
 export async function startMcpServer(): Promise<TestMcpServer> {
   const authorizations: Array<string | undefined> = [];
@@ -55,6 +59,12 @@ export async function startMcpServer(): Promise<TestMcpServer> {
       await new Promise((resolve) => setTimeout(resolve, ms));
       return { content: [{ type: 'text', text: 'waited' }] };
     });
+    server.registerResource('short-note', 'hangar://notes/short', { description: 'A short note', mimeType: 'text/plain' }, async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'Short note: the hatch code is 1234.' }],
+    }));
+    server.registerResource('long-note', 'hangar://notes/long', { description: 'A long note', mimeType: 'text/plain' }, async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: LONG_NOTE }],
+    }));
     for (const name of extraTools)
       server.registerTool(name, { description: `The ${name} tool`, inputSchema: { value: z.string().optional() } }, async (args) => {
         calls.push({ name, args, authorization });

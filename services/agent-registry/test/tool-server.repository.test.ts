@@ -36,11 +36,15 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
       created: true,
       toolServer: { status: 'Pending', tools: [], headers: { 'x-team': 'billing' } },
     });
-    await servers.recordDiscovery('t1', 'kept', first.toolServer.generation, { ok: true, tools: [tool('add')] });
-    expect((await servers.get('t1', 'kept'))?.tools).toEqual([tool('add')]);
+    const note = { uri: 'notes://a', name: 'a', description: 'A note', mimeType: 'text/plain' };
+    await servers.recordDiscovery('t1', 'kept', first.toolServer.generation, { ok: true, tools: [tool('add')], resources: [note] });
+    expect(await servers.get('t1', 'kept')).toMatchObject({ tools: [tool('add')], resources: [note] });
 
     const replaced = await servers.put('t1', 'kept', input({ transport: 'sse', enabled: false }), null);
-    expect(replaced).toMatchObject({ created: false, toolServer: { status: 'Disabled', tools: [], transport: 'sse', refreshedAt: null } });
+    expect(replaced).toMatchObject({
+      created: false,
+      toolServer: { status: 'Disabled', tools: [], resources: [], transport: 'sse', refreshedAt: null },
+    });
     expect(replaced.toolServer.generation).not.toBe(first.toolServer.generation);
     expect(await servers.get('t2', 'kept')).toBeUndefined();
     expect((await servers.list('t1')).map((server) => server.name)).toEqual(['kept']);
@@ -51,7 +55,9 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
 
   it('records a discovery only for the settings it used, and a failure keeps the tools found before', async () => {
     const { generation } = (await servers.put('t1', 'raced', input(), null)).toolServer;
-    expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('a'), tool('b')] })).toMatchObject({
+    expect(
+      await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('a'), tool('b')], resources: [] }),
+    ).toMatchObject({
       status: 'Ready',
       error: null,
     });
@@ -61,24 +67,28 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
 
     const second = (await servers.put('t1', 'raced', input({ url: 'https://other.example.com/mcp' }), null)).toolServer;
     // A discovery of the first settings that finishes after the second save is not recorded.
-    expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
+    expect(await servers.recordDiscovery('t1', 'raced', generation, { ok: true, tools: [tool('stale')], resources: [] })).toBeUndefined();
     expect(await servers.get('t1', 'raced')).toMatchObject({ status: 'Pending', tools: [] });
     // Nor one that finishes after the server was deleted and made again under the same name.
     await servers.delete('t1', 'raced');
     await servers.put('t1', 'raced', input({ url: 'https://third.example.com/mcp' }), null);
-    expect(await servers.recordDiscovery('t1', 'raced', second.generation, { ok: true, tools: [tool('stale')] })).toBeUndefined();
+    expect(
+      await servers.recordDiscovery('t1', 'raced', second.generation, { ok: true, tools: [tool('stale')], resources: [] }),
+    ).toBeUndefined();
     // Nor on a server disabled meanwhile.
     const disabled = (await servers.put('t1', 'raced', input({ enabled: false }), null)).toolServer;
-    expect(await servers.recordDiscovery('t1', 'raced', disabled.generation, { ok: true, tools: [tool('late')] })).toBeUndefined();
+    expect(
+      await servers.recordDiscovery('t1', 'raced', disabled.generation, { ok: true, tools: [tool('late')], resources: [] }),
+    ).toBeUndefined();
   });
 
   it('claims enabled servers whose tools are due, each once until its claim lapses', async () => {
     await db.deleteFrom('tool_servers').execute();
     const never = (await servers.put('t1', 'never-discovered', input(), null)).toolServer;
     const fresh = (await servers.put('t2', 'fresh', input(), null)).toolServer;
-    await servers.recordDiscovery('t2', 'fresh', fresh.generation, { ok: true, tools: [] });
+    await servers.recordDiscovery('t2', 'fresh', fresh.generation, { ok: true, tools: [], resources: [] });
     const stale = (await servers.put('t2', 'stale', input(), null)).toolServer;
-    await servers.recordDiscovery('t2', 'stale', stale.generation, { ok: true, tools: [] });
+    await servers.recordDiscovery('t2', 'stale', stale.generation, { ok: true, tools: [], resources: [] });
     await db
       .updateTable('tool_servers')
       .set({ refreshed_at: sql<Date>`now() - interval '1 hour'` })
@@ -100,7 +110,7 @@ describe.each(SQL_ENGINES)('tool server repository on %s', (engine) => {
       .execute();
     expect((await servers.claimDue(60_000, 30_000, 10)).map((server) => server.name)).toEqual(['stale']);
     expect((await servers.claimDue(60_000, 30_000, 1)).length).toBe(0);
-    await servers.recordDiscovery('t1', 'never-discovered', never.generation, { ok: true, tools: [] });
+    await servers.recordDiscovery('t1', 'never-discovered', never.generation, { ok: true, tools: [], resources: [] });
     // At interval 0 every enabled server not claimed is due.
     expect((await servers.claimDue(0, 30_000, 10)).map((server) => server.name).sort()).toEqual(['fresh', 'never-discovered']);
   });

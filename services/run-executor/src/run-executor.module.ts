@@ -132,6 +132,8 @@ export const runExecutorModule = grpcServiceModule({
         secret: mcpSecretResolver(config),
         timeoutMs: config.Tools.DefaultTimeout,
         limitOutput: (value) => limitToolOutput(value, config.Tools.DefaultMaxOutputBytes),
+        maxResourceBytes: config.Mcp.MaxResourceBytesPerResource,
+        maxResourceBytesTotal: config.Mcp.MaxResourceBytesTotal,
       }),
       knowledgeTools: createKnowledgeTools({
         knowledge: clients.knowledge,

@@ -2729,6 +2729,8 @@ export interface components {
              */
             status: "Pending" | "Ready" | "Failed" | "Disabled";
             tools: components["schemas"]["DiscoveredTool"][];
+            /** @description What runs of agents using its tools may read with mcp__<server>__read_resource */
+            resources: components["schemas"]["DiscoveredResource"][];
             /** @description Why the latest discovery failed */
             error: string | null;
             /** @description When the tools were last discovered */
@@ -2746,6 +2748,12 @@ export interface components {
             };
             /** @description mcp:<server>/<tool> */
             reference: string;
+        };
+        DiscoveredResource: {
+            uri: string;
+            name: string;
+            description: string;
+            mimeType: string | null;
         };
         ToolServerRequest: {
             /** @description The MCP endpoint: https:, or http: to a private address while Egress:AllowPrivateNetworkTargets is on */

@@ -63,8 +63,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   ],
   // API.md "Tool servers (MCP) and exposure".
   'Tool servers (MCP)': [
-    'Mcp:MaxResourceBytesPerResource',
-    'Mcp:MaxResourceBytesTotal',
     'Mcp:OAuthCallbackBaseUri',
   ],
   // API.md "Workflows".

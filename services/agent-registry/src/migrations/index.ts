@@ -60,4 +60,12 @@ export const registryMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_tool_server_resources': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('tool_servers')
+        .addColumn('resources', 'jsonb', (column) => column.notNull().defaultTo(sql`'[]'::jsonb`))
+        .execute();
+    },
+  },
 };

@@ -1,5 +1,5 @@
 import { connectMcp, describeMcpError, McpSecretMissingError, type McpConnectSettings } from '@hangar/platform';
-import type { Discovery, DiscoveredTool, ToolServerInput } from './tool-server.model.js';
+import type { Discovery, DiscoveredResource, DiscoveredTool, ToolServerInput } from './tool-server.model.js';
 
 export interface McpDiscoverySettings extends McpConnectSettings {
   /** `Mcp:ConnectionTimeout`: connecting and listing, together. */
@@ -11,6 +11,9 @@ export interface McpDiscoverySettings extends McpConnectSettings {
 /** What one tool's description and schema may take, and all of a server's (they travel in every run's lookup). */
 const MAX_TOOL_BYTES = 64 * 1024;
 const MAX_TOOLS_BYTES = 1024 * 1024;
+/** Resources kept of one server: their descriptions travel in every run's lookup too. */
+const MAX_RESOURCES = 200;
+const MAX_RESOURCES_BYTES = 256 * 1024;
 
 /** The limit of one discovery, and the configuration key that sets it (named when it is reached). */
 export interface DiscoveryLimit {
@@ -18,7 +21,10 @@ export interface DiscoveryLimit {
   setting: string;
 }
 
-/** Connects to an MCP server and lists its tools (every page), within `limit` (default Mcp:ConnectionTimeout). */
+/**
+ * Connects to an MCP server and lists its tools and, when it offers them, its resources (every
+ * page of each), within `limit` (default Mcp:ConnectionTimeout).
+ */
 export async function discoverTools(
   server: ToolServerInput,
   settings: McpDiscoverySettings,
@@ -47,7 +53,27 @@ export async function discoverTools(
         return { ok: false, error: `the server lists more than ${settings.maxTools} tools (Mcp:MaxToolsPerServer)` };
       cursor = page.nextCursor;
     } while (cursor !== undefined);
-    return { ok: true, tools };
+    const resources: DiscoveredResource[] = [];
+    if (client.getServerCapabilities()?.resources) {
+      let resourceBytes = 0;
+      do {
+        const page = await client.listResources(cursor === undefined ? {} : { cursor }, options);
+        for (const resource of page.resources) {
+          const listed = {
+            uri: resource.uri,
+            name: resource.name,
+            description: resource.description ?? '',
+            mimeType: resource.mimeType ?? null,
+          };
+          if ((resourceBytes += Buffer.byteLength(JSON.stringify(listed))) > MAX_RESOURCES_BYTES)
+            return { ok: false, error: `the server's resources are described in more than ${MAX_RESOURCES_BYTES} bytes` };
+          resources.push(listed);
+        }
+        if (resources.length > MAX_RESOURCES) return { ok: false, error: `the server lists more than ${MAX_RESOURCES} resources` };
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    }
+    return { ok: true, tools, resources };
   } catch (error) {
     if (deadline.aborted && !(error instanceof McpSecretMissingError))
       return { ok: false, error: `no answer within ${limit.ms} ms (${limit.setting})` };

@@ -11,6 +11,14 @@ export interface DiscoveredTool {
   inputSchema: Record<string, unknown>;
 }
 
+/** A resource the server lists (`resources/list`), which runs may read through its read_resource tool. */
+export interface DiscoveredResource {
+  uri: string;
+  name: string;
+  description: string;
+  mimeType: string | null;
+}
+
 /** What a tenant saves. */
 export interface ToolServerInput {
   url: string;
@@ -27,6 +35,8 @@ export interface ToolServer extends ToolServerInput {
   status: ToolServerStatus;
   /** From the latest successful discovery (a failed one keeps them). */
   tools: DiscoveredTool[];
+  /** Likewise, the resources it lists (none when it offers no resources). */
+  resources: DiscoveredResource[];
   error: string | null;
   refreshedAt: Date | null;
   /** New on every save: a discovery is recorded only for the settings it used. */
@@ -35,5 +45,5 @@ export interface ToolServer extends ToolServerInput {
   updatedAt: Date;
 }
 
-/** What one discovery found: the tools, or why there are none. */
-export type Discovery = { ok: true; tools: DiscoveredTool[] } | { ok: false; error: string };
+/** What one discovery found: the tools and resources, or why there are none. */
+export type Discovery = { ok: true; tools: DiscoveredTool[]; resources: DiscoveredResource[] } | { ok: false; error: string };

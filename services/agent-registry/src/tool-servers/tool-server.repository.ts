@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { jsonb, sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
 import type { RegistryDatabase } from '../agent.repository.js';
-import type { Discovery, DiscoveredTool, ToolServer, ToolServerInput, ToolServerStatus, ToolServerTransport } from './tool-server.model.js';
+import type {
+  Discovery,
+  DiscoveredResource,
+  DiscoveredTool,
+  ToolServer,
+  ToolServerInput,
+  ToolServerStatus,
+  ToolServerTransport,
+} from './tool-server.model.js';
 
 export interface ToolServerTable {
   tenant_id: string;
@@ -13,6 +21,7 @@ export interface ToolServerTable {
   enabled: boolean;
   status: string;
   tools: unknown;
+  resources: Generated<unknown>;
   error: string | null;
   refreshed_at: Date | null;
   /** Until when one instance's refresh holds the server (others skip it). */
@@ -33,6 +42,7 @@ const toToolServer = (row: Selectable<ToolServerTable>): ToolServer => ({
   enabled: row.enabled,
   status: row.status as ToolServerStatus,
   tools: row.tools as DiscoveredTool[],
+  resources: row.resources as DiscoveredResource[],
   error: row.error,
   refreshedAt: row.refreshed_at,
   generation: row.generation,
@@ -67,6 +77,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
           enabled: input.enabled,
           status,
           tools: jsonb([]),
+          resources: jsonb([]),
           error: null,
           refreshed_at: null,
           refresh_claimed_until: claimedUntil,
@@ -81,6 +92,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
             enabled: eb.ref('excluded.enabled'),
             status: eb.ref('excluded.status'),
             tools: eb.ref('excluded.tools'),
+            resources: eb.ref('excluded.resources'),
             error: null,
             refreshed_at: null,
             refresh_claimed_until: eb.ref('excluded.refresh_claimed_until'),
@@ -124,7 +136,7 @@ export function createToolServerRepository(db: Kysely<RegistryDatabase>) {
         .updateTable('tool_servers')
         .set({
           status: discovery.ok ? 'Ready' : 'Failed',
-          ...(discovery.ok && { tools: jsonb(discovery.tools) }),
+          ...(discovery.ok && { tools: jsonb(discovery.tools), resources: jsonb(discovery.resources) }),
           error: discovery.ok ? null : discovery.error,
           refreshed_at: sql<Date>`now()`,
           refresh_claimed_until: null,

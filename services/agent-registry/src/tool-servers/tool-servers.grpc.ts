@@ -17,6 +17,7 @@ const toolServerToProto = (server: ToolServer): pb.ToolServer => ({
   enabled: server.enabled,
   status: toolServerStatusToProto(server.status),
   tools: server.tools,
+  resources: server.resources.map((resource) => ({ ...resource, mimeType: resource.mimeType ?? undefined })),
   error: server.error ?? undefined,
   refreshedAt: server.refreshedAt?.toISOString(),
   createdAt: server.createdAt.toISOString(),

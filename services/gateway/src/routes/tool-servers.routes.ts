@@ -43,6 +43,10 @@ const DiscoveredToolSchema = z
   })
   .meta({ id: 'DiscoveredTool' });
 
+const DiscoveredResourceSchema = z
+  .object({ uri: z.string(), name: z.string(), description: z.string(), mimeType: z.string().nullable() })
+  .meta({ id: 'DiscoveredResource' });
+
 const ToolServerSchema = z
   .object({
     name: z.string(),
@@ -53,6 +57,7 @@ const ToolServerSchema = z
     enabled: z.boolean(),
     status: z.enum(TOOL_SERVER_STATUSES).describe('Ready or Failed after a discovery; Failed keeps the tools found before'),
     tools: DiscoveredToolSchema.array(),
+    resources: DiscoveredResourceSchema.array().describe('What runs of agents using its tools may read with mcp__<server>__read_resource'),
     error: z.string().nullable().describe('Why the latest discovery failed'),
     refreshedAt: z.iso.datetime().nullable().describe('When the tools were last discovered'),
     createdAt: z.iso.datetime(),
@@ -76,6 +81,7 @@ const toolServerJson = (server: pb.ToolServer) => ({
     inputSchema: tool.inputSchema ?? {},
     reference: `mcp:${server.name}/${tool.name}`,
   })),
+  resources: server.resources.map((resource) => ({ ...resource, mimeType: resource.mimeType ?? null })),
   error: server.error ?? null,
   refreshedAt: server.refreshedAt ?? null,
   createdAt: server.createdAt!,

@@ -138,6 +138,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
       headers: server.headers,
       secretKey: server.secretKey ?? null,
       tools: server.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema ?? {} })),
+      resources: server.resources.map((resource) => ({ ...resource, mimeType: resource.mimeType ?? null })),
     };
   };
 

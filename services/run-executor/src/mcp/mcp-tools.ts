@@ -7,6 +7,8 @@ import { hashedToolName, modelToolName } from '../runs/tool-names.js';
 export interface McpServerBinding extends McpEndpoint {
   name: string;
   tools: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>;
+  /** The resources it listed at its last discovery: the only ones its read_resource tool reads. */
+  resources: Array<{ uri: string; name: string; description: string; mimeType: string | null }>;
 }
 
 /** The tenant's enabled tool server of that name, or undefined (unknown, disabled). */
@@ -20,10 +22,34 @@ export interface McpToolDeps extends McpConnectSettings {
   timeoutMs: number;
   /** Cuts a result as every tool result is cut (`Tools:DefaultMaxOutputBytes`). */
   limitOutput: (value: unknown) => unknown;
+  /** `Mcp:MaxResourceBytesPerResource`: one resource read is cut there. */
+  maxResourceBytes: number;
+  /** `Mcp:MaxResourceBytesTotal`: what one run reads of resources in all; reads past it are refused. */
+  maxResourceBytesTotal: number;
 }
 
 /** `mcp__<server>__<tool>` (API.md), made a model tool name. */
 export const mcpToolName = (server: string, toolName: string) => modelToolName(`mcp__${server}__${toolName}`);
+
+/** The tool that reads a server's listed resources: `mcp__<server>__read_resource`. */
+export const mcpResourceToolName = (server: string) => modelToolName(`mcp__${server}__read_resource`);
+
+/** Resources named in the read tool's description, at most (the rest are still readable by uri). */
+const DESCRIBED_RESOURCES = 50;
+
+/** What one run has read of resources so far, against Mcp:MaxResourceBytesTotal. */
+interface ResourceBudget {
+  left: number;
+}
+
+/** The UTF-8 text of `text`, cut to at most `maxBytes` bytes on a character boundary. */
+function cutToBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let cut = bytes.subarray(0, maxBytes).toString('utf8');
+  while (Buffer.byteLength(cut, 'utf8') > maxBytes) cut = cut.slice(0, -1); // a split character decodes wider
+  return cut;
+}
 
 /** What the model gets back from a tool call: its structured content, or its text (other parts named). */
 function resultOf(result: { content?: unknown; structuredContent?: unknown }): unknown {
@@ -34,7 +60,8 @@ function resultOf(result: { content?: unknown; structuredContent?: unknown }): u
 
 /**
  * The tools of an agent's `mcp:<server>/<tool>` references: one lookup per server, tools as the
- * server listed them at its last discovery. Each call connects, calls and closes within
+ * server listed them at its last discovery, and a read_resource tool for each such server that
+ * lists resources. Each call connects, calls and closes within
  * Tools:DefaultTimeout; a server that is down or a tool that reports an error fails that call (the
  * model sees the error), not the run. A reference whose server or tool is gone is left out.
  */
@@ -66,6 +93,69 @@ export function createMcpTools(deps: McpToolDeps) {
     }
   }
 
+  /**
+   * Reads one listed resource: its text parts joined (a binary part is named, not read), cut at
+   * Mcp:MaxResourceBytesPerResource and at what the run has left of Mcp:MaxResourceBytesTotal.
+   */
+  async function readResource(server: McpServerBinding, uri: string, budget: ResourceBudget, runSignal: AbortSignal | undefined) {
+    if (!server.resources.some((resource) => resource.uri === uri)) {
+      throw new HangarError(
+        'notFound',
+        `${server.name} lists no resource ${uri}; read one of: ${server.resources.map((resource) => resource.uri).join(', ')}`,
+      );
+    }
+    if (budget.left <= 0) {
+      throw new HangarError(
+        'tooManyRequests',
+        `this run has read ${deps.maxResourceBytesTotal} bytes of resources (Mcp:MaxResourceBytesTotal)`,
+      );
+    }
+    const deadline = AbortSignal.timeout(deps.timeoutMs);
+    const signal = runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
+    const options = { signal, timeout: deps.timeoutMs };
+    let client: Awaited<ReturnType<typeof connectMcp>> | undefined;
+    try {
+      client = await connectMcp(server, deps, options);
+      const { contents } = await client.readResource({ uri }, options);
+      const text = (contents as Array<{ text?: string; blob?: string; mimeType?: string }>)
+        .map((part) => (typeof part.text === 'string' ? part.text : `[${part.mimeType ?? 'binary'} content, not read]`))
+        .join('\n');
+      const limit = Math.min(deps.maxResourceBytes, budget.left);
+      const cut = cutToBytes(text, limit);
+      budget.left -= Buffer.byteLength(cut, 'utf8');
+      if (cut === text) return { uri, text };
+      const setting = limit === deps.maxResourceBytes ? 'Mcp:MaxResourceBytesPerResource' : 'Mcp:MaxResourceBytesTotal';
+      return { uri, text: cut, truncated: `cut at ${limit} of ${Buffer.byteLength(text, 'utf8')} bytes (${setting})` };
+    } catch (error) {
+      if (error instanceof HangarError) throw error;
+      if (deadline.aborted)
+        throw new HangarError(
+          'unavailable',
+          `reading ${uri} of ${server.name} took longer than ${deps.timeoutMs} ms (Tools:DefaultTimeout)`,
+        );
+      throw new HangarError('unavailable', `tool server ${server.name} could not be used: ${describeMcpError(error)}`);
+    } finally {
+      await client?.close().catch(() => {});
+    }
+  }
+
+  function resourceTool(server: McpServerBinding, budget: ResourceBudget) {
+    const listed = server.resources
+      .slice(0, DESCRIBED_RESOURCES)
+      .map((resource) => `${resource.uri} (${resource.name}${resource.description ? `: ${resource.description}` : ''})`)
+      .join('; ');
+    return tool({
+      description: `Read a resource of the tool server "${server.name}" by its uri. Resources: ${listed}`,
+      inputSchema: jsonSchema<{ uri: string }>({
+        type: 'object',
+        properties: { uri: { type: 'string', description: 'The uri of a listed resource' } },
+        required: ['uri'],
+        additionalProperties: false,
+      } as never),
+      execute: (input, { abortSignal }) => readResource(server, String(input.uri ?? ''), budget, abortSignal),
+    });
+  }
+
   return {
     async toolsFor(caller: Caller, references: string[]): Promise<ToolSet> {
       if (!deps.enabled) return {};
@@ -76,8 +166,12 @@ export function createMcpTools(deps: McpToolDeps) {
       }
       const tools: ToolSet = {};
       const servers = await Promise.all([...wanted.keys()].map((name) => deps.servers(caller, name)));
+      // One budget per run, shared by every server's read tool.
+      const budget: ResourceBudget = { left: deps.maxResourceBytesTotal };
       for (const server of servers) {
         if (!server) continue;
+        // An agent that uses a server's tools may read what the server lists.
+        if (server.resources.length) tools[mcpResourceToolName(server.name)] = resourceTool(server, budget);
         for (const toolName of wanted.get(server.name) ?? []) {
           const listed = server.tools.find((candidate) => candidate.name === toolName);
           if (!listed) continue;

@@ -41,6 +41,13 @@ export interface DiscoveredTool {
   inputSchema: { [key: string]: any } | undefined;
 }
 
+export interface DiscoveredResource {
+  uri: string;
+  name: string;
+  description: string;
+  mimeType?: string | undefined;
+}
+
 export interface ToolServer {
   name: string;
   url: string;
@@ -55,7 +62,11 @@ export interface ToolServer {
   error?: string | undefined;
   refreshedAt?: string | undefined;
   createdAt: string | undefined;
-  updatedAt: string | undefined;
+  updatedAt:
+    | string
+    | undefined;
+  /** The resources last discovered on it; runs read them through mcp__<server>__read_resource. */
+  resources: DiscoveredResource[];
 }
 
 export interface ToolServer_HeadersEntry {
@@ -191,6 +202,97 @@ export const DiscoveredTool: MessageFns<DiscoveredTool> = {
   },
 };
 
+function createBaseDiscoveredResource(): DiscoveredResource {
+  return { uri: "", name: "", description: "", mimeType: undefined };
+}
+
+export const DiscoveredResource: MessageFns<DiscoveredResource> = {
+  encode(message: DiscoveredResource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uri !== "") {
+      writer.uint32(10).string(message.uri);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(26).string(message.description);
+    }
+    if (message.mimeType !== undefined) {
+      writer.uint32(34).string(message.mimeType);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DiscoveredResource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDiscoveredResource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.mimeType = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DiscoveredResource>): DiscoveredResource {
+    return DiscoveredResource.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DiscoveredResource>): DiscoveredResource {
+    const message = createBaseDiscoveredResource();
+    message.uri = object.uri ?? "";
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.mimeType = object.mimeType ?? undefined;
+    return message;
+  },
+};
+
 function createBaseToolServer(): ToolServer {
   return {
     name: "",
@@ -205,6 +307,7 @@ function createBaseToolServer(): ToolServer {
     refreshedAt: undefined,
     createdAt: undefined,
     updatedAt: undefined,
+    resources: [],
   };
 }
 
@@ -245,6 +348,9 @@ export const ToolServer: MessageFns<ToolServer> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(98).fork()).join();
+    }
+    for (const v of message.resources) {
+      DiscoveredResource.encode(v!, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -361,6 +467,14 @@ export const ToolServer: MessageFns<ToolServer> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.resources.push(DiscoveredResource.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -398,6 +512,7 @@ export const ToolServer: MessageFns<ToolServer> = {
     message.refreshedAt = object.refreshedAt ?? undefined;
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.resources = object.resources?.map((e) => DiscoveredResource.fromPartial(e)) || [];
     return message;
   },
 };
