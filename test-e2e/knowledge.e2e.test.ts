@@ -168,7 +168,7 @@ describe('documents and search', () => {
 
 describe('embeddings from an OpenAI-compatible provider', () => {
   it('embeds chunks and queries through the provider, asking for Knowledge:Dimensions numbers', async () => {
-    expect((await put('remote', { embeddingProvider: 'mock', embeddingModel: 'embed-small' })).status).toBe(201);
+    expect((await put('remote', { embeddingProvider: 'mock', embeddingModel: 'text-embedding-3-small' })).status).toBe(201);
     const calls = model.embeddingRequests.length;
     expect((await addText('remote', 'a.txt', 'Reactor coolant must stay below 300 kelvin.')).status).toBe(201);
     expect((await addText('remote', 'b.txt', 'The cafeteria serves soup on Fridays.')).status).toBe(201);
@@ -176,22 +176,22 @@ describe('embeddings from an OpenAI-compatible provider', () => {
     expect(found.body.results[0].documentName).toBe('a.txt');
     const made = model.embeddingRequests.slice(calls);
     expect(made).toHaveLength(3);
-    expect(made.every((request) => request.model === 'embed-small' && request.dimensions === DIMENSIONS)).toBe(true);
+    expect(made.every((request) => request.model === 'text-embedding-3-small' && request.dimensions === DIMENSIONS)).toBe(true);
     expect(made[2].input).toEqual(['reactor coolant temperature']);
   });
 
   it('answers 503 when the embedding model fails or returns another size, and stores nothing', async () => {
-    model.scriptEmbeddings('embed-small', { status: 500 });
+    model.scriptEmbeddings('text-embedding-3-small', { status: 500 });
     try {
       const failed = await addText('remote', 'c.txt', 'Never stored.');
       expectProblem(failed, 503, 'provider_unavailable');
       expectProblem(await search('remote', { query: 'anything' }), 503, 'provider_unavailable');
-      model.scriptEmbeddings('embed-small', { dimensions: DIMENSIONS + 1 });
+      model.scriptEmbeddings('text-embedding-3-small', { dimensions: DIMENSIONS + 1 });
       const wrongSize = await addText('remote', 'c.txt', 'Never stored either.');
       expectProblem(wrongSize, 503, 'provider_unavailable');
       expect(wrongSize.text).toContain(`Knowledge:Dimensions is ${DIMENSIONS}`);
     } finally {
-      model.scriptEmbeddings('embed-small', undefined);
+      model.scriptEmbeddings('text-embedding-3-small', undefined);
     }
     expect((await hangar.request('GET', '/api/knowledge/remote', { headers: acme })).body.documents).toBe(2);
   });

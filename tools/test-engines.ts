@@ -26,7 +26,12 @@ async function ensurePgvector() {
   } finally {
     await client.end().catch(() => {});
   }
-  execFileSync('bash', [PGVECTOR], { stdio: 'inherit' });
+  try {
+    execFileSync('bash', [PGVECTOR], { stdio: 'inherit' });
+  } catch (error) {
+    // Not root, no network: the knowledge tests on PostgreSQL fail and say why; the rest run.
+    console.warn(`deploy/local/pgvector.sh failed (${(error as Error).message}): knowledge on PostgreSQL answers 501`);
+  }
 }
 
 const listening = (host: string, port: number) =>

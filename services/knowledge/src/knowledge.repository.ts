@@ -92,23 +92,26 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
   let analyzedRows: number | undefined;
   let analyzing: Promise<void> | undefined;
 
-  async function analyzeWhenGrown(written: number) {
+  /** Not awaited by the upload: statistics help later searches, and a failed ANALYZE is tried again after more writes. */
+  function analyzeWhenGrown(written: number) {
     writtenSinceAnalyze += written;
-    analyzedRows ??= Number(
-      (
-        await sql<{
-          rows: number;
-        }>`select greatest(reltuples, 0)::float8 as rows from pg_class where oid = to_regclass(${`${schema}.chunks`})`.execute(db)
-      ).rows[0]?.rows ?? 0,
-    );
-    if (analyzing || writtenSinceAnalyze < 50 + 0.1 * analyzedRows) return;
-    const rows = analyzedRows + writtenSinceAnalyze;
-    writtenSinceAnalyze = 0;
-    analyzing = sql`analyze ${chunkTable}`
-      .execute(db)
-      .then(() => void (analyzedRows = rows))
+    if (analyzing) return;
+    analyzing = (async () => {
+      analyzedRows ??= Number(
+        (
+          await sql<{
+            rows: number;
+          }>`select greatest(reltuples, 0)::float8 as rows from pg_class where oid = to_regclass(${`${schema}.chunks`})`.execute(db)
+        ).rows[0]?.rows ?? 0,
+      );
+      if (writtenSinceAnalyze < 50 + 0.1 * analyzedRows) return;
+      const rows = analyzedRows + writtenSinceAnalyze;
+      writtenSinceAnalyze = 0;
+      await sql`analyze ${chunkTable}`.execute(db);
+      analyzedRows = rows;
+    })()
+      .catch(() => {})
       .finally(() => (analyzing = undefined));
-    await analyzing;
   }
 
   const collectionsWithCounts = (tenantId: string) =>
@@ -142,11 +145,12 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
   });
 
   return {
+    /** Undefined when the collection exists with another embedding model (its vectors are that model's). */
     async putCollection(
       tenantId: string,
       name: string,
       fields: { description: string; embeddingProvider: string; embeddingModel: string },
-    ): Promise<{ created: boolean }> {
+    ): Promise<{ created: boolean } | undefined> {
       const row = await db
         .insertInto('collections')
         .values({
@@ -157,11 +161,15 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
           embedding_model: fields.embeddingModel,
         })
         .onConflict((conflict) =>
-          conflict.columns(['tenant_id', 'name']).doUpdateSet({ description: fields.description, updated_at: sql`now()` }),
+          conflict
+            .columns(['tenant_id', 'name'])
+            .doUpdateSet({ description: fields.description, updated_at: sql`now()` })
+            .where('collections.embedding_provider', '=', fields.embeddingProvider)
+            .where('collections.embedding_model', '=', fields.embeddingModel),
         )
         .returning(sql<boolean>`xmax = 0`.as('created'))
-        .executeTakeFirstOrThrow();
-      return { created: row.created };
+        .executeTakeFirst();
+      return row && { created: row.created };
     },
 
     async getCollection(tenantId: string, name: string): Promise<CollectionRecord | undefined> {
@@ -180,22 +188,29 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
     },
 
     /**
-     * The document and its chunks in one transaction; undefined when the collection is gone (deleted
-     * while the chunks were being embedded).
+     * The document and its chunks in one transaction; undefined when the collection read before
+     * embedding is gone: deleted meanwhile, or deleted and made again (perhaps with another model,
+     * whose vectors these are not).
      */
     async addDocument(
       tenantId: string,
-      collection: string,
+      read: Pick<CollectionRecord, 'name' | 'embeddingProvider' | 'embeddingModel' | 'createdAt'>,
       document: { id: string; name: string; mediaType: DocumentMediaType; characters: number },
       chunks: EmbeddedChunk[],
     ): Promise<DocumentRecord | undefined> {
       const stored = await db.transaction().execute(async (trx) => {
+        const collection = read.name;
+        // FOR KEY SHARE: a delete waits for this upload; a description change does not.
         const exists = await trx
           .selectFrom('collections')
           .select('name')
           .where('tenant_id', '=', tenantId)
           .where('name', '=', collection)
-          .forShare()
+          .where('embedding_provider', '=', read.embeddingProvider)
+          .where('embedding_model', '=', read.embeddingModel)
+          // As read into a Date: PostgreSQL keeps microseconds, a Date milliseconds.
+          .where(sql<Date>`date_trunc('milliseconds', created_at)`, '=', read.createdAt)
+          .forKeyShare()
           .executeTakeFirst();
         if (!exists) return undefined;
         const row = await trx
@@ -228,7 +243,7 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
         }
         return toDocument(row);
       });
-      if (stored) await analyzeWhenGrown(chunks.length);
+      if (stored) analyzeWhenGrown(chunks.length);
       return stored;
     },
 
@@ -259,7 +274,9 @@ export function createKnowledgeRepository(db: Kysely<KnowledgeDatabase>, schema:
     /**
      * The `limit` chunks of the collection nearest the query by cosine distance, nearest first. HNSW
      * alone would look at its first `ef_search` candidates of every tenant and then filter; pgvector's
-     * iterative scan goes on through the index until `limit` rows of this collection are found.
+     * iterative scan goes on through the index for more, up to `hnsw.max_scan_tuples` (20,000) rows,
+     * so a small collection in a large table may come back short when the planner takes the index
+     * (it takes the exact scan of the collection when that looks cheaper).
      */
     async search(tenantId: string, collection: string, embedding: number[], limit: number): Promise<SearchHit[]> {
       const query = vectorText(embedding);

@@ -40,6 +40,12 @@ const MAX_DESCRIPTION = 2000;
 const MAX_DOCUMENT_NAME = 256;
 const MAX_QUERY = 8000;
 const MAX_TAKE = 200;
+/**
+ * Chunks one document may make (~4 MB of text at the default ChunkSize): its vectors are held in
+ * memory and stored in one transaction, so a larger text is refused (413) rather than risking the
+ * process; split it into several documents.
+ */
+const MAX_CHUNKS_PER_DOCUMENT = 4000;
 
 /**
  * Knowledge rules: collections bound to an embedding model, documents cut into chunks and
@@ -77,8 +83,10 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
           `collection "${name}" embeds with ${existing.embeddingProvider}/${existing.embeddingModel}; its documents would not compare with another model's: delete it and make it again to change the model`,
         );
       }
-      const { created } = await repository.putCollection(caller.tenantId, name, input);
-      return { collection: await collectionOf(caller, name), created };
+      const saved = await repository.putCollection(caller.tenantId, name, input);
+      // Another request made it meanwhile with another model.
+      if (!saved) throw new HangarError('conflict', `collection "${name}" was made meanwhile with another embedding model`);
+      return { collection: await collectionOf(caller, name), created: saved.created };
     },
 
     getCollection: collectionOf,
@@ -112,13 +120,20 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       const texts = chunkText(extracted.text, settings.chunkSize, settings.chunkOverlap);
       if (!texts.length)
         throw validationError('the document has no text', [{ path: header.file ? 'file' : 'text', message: 'holds no text' }]);
+      if (texts.length > MAX_CHUNKS_PER_DOCUMENT) {
+        throw new HangarError(
+          'payloadTooLarge',
+          `the document makes ${texts.length} chunks, at most ${MAX_CHUNKS_PER_DOCUMENT} per document: split it into several documents`,
+        );
+      }
       const embeddings = await deps.embeddings.embed(collection.embeddingProvider, collection.embeddingModel, texts, signal);
       const document = await repository.addDocument(
         caller.tenantId,
-        collection.name,
+        collection,
         { id: randomUUID(), name, mediaType: extracted.mediaType, characters: extracted.text.length },
         texts.map((text, index) => ({ text, embedding: embeddings[index] })),
       );
+      // Deleted while its chunks were embedded, or deleted and made again (perhaps with another model).
       if (!document) throw notFound(`collection "${header.collection}" not found`);
       return document;
     },

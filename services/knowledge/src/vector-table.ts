@@ -10,30 +10,45 @@ export const HNSW_MAX_DIMENSIONS = 2000;
  * Makes the chunk table: its embedding column's type is `vector(dimensions)` (Knowledge:Dimensions),
  * so it cannot be a fixed migration. Creates the vector extension first when the server has it
  * (PostgreSQL with pgvector installed; PGlite always), under one advisory lock per database so
- * processes starting together do not collide. A server without the extension, or a table already
- * holding embeddings of another size, leaves knowledge unavailable with the reason; an empty table
- * of another size is changed to the new one (the schema migration SPEC says a new size needs).
+ * processes starting together do not collide. A server without the extension (or with one older
+ * than 0.8), a table already holding embeddings of another size, or any failure of this DDL leaves
+ * knowledge unavailable with the reason, never the process down; an empty table of another size is
+ * changed to the new one (the schema migration SPEC says a new size needs).
  */
 export async function ensureVectorTable(db: Kysely<any>, schema: string, dimensions: number): Promise<VectorSupport> {
-  const installed = await sql<{ installed: boolean; available: boolean }>`
-    select exists (select 1 from pg_extension where extname = 'vector') as installed,
-           exists (select 1 from pg_available_extensions where name = 'vector') as available`.execute(db);
-  const { installed: hasExtension, available } = installed.rows[0];
-  if (!hasExtension && !available) {
+  try {
+    return await makeVectorTable(db, schema, dimensions);
+  } catch (error) {
+    // A role without the right to create, a changed table: knowledge is unavailable, Hangar is not.
+    return { available: false, reason: `the chunk table could not be made: ${(error as Error).message}` };
+  }
+}
+
+/** pgvector 0.8 brought the iterative index scans that keep a filtered search from coming back short. */
+const MINIMUM_VERSION = [0, 8];
+
+async function makeVectorTable(db: Kysely<any>, schema: string, dimensions: number): Promise<VectorSupport> {
+  const found = await sql<{ installed: string | null; available: string | null }>`
+    select (select extversion from pg_extension where extname = 'vector') as installed,
+           (select default_version from pg_available_extensions where name = 'vector') as available`.execute(db);
+  const { installed, available } = found.rows[0];
+  if (!installed && !available) {
     return {
       available: false,
       reason: 'the PostgreSQL server has no vector extension (install pgvector: deploy/local/pgvector.sh on this machine)',
     };
   }
+  const version = (installed ?? available)!;
+  const [major, minor] = version.split('.').map(Number);
+  if (major < MINIMUM_VERSION[0] || (major === MINIMUM_VERSION[0] && minor < MINIMUM_VERSION[1])) {
+    return { available: false, reason: `pgvector ${version} is older than ${MINIMUM_VERSION.join('.')} (ALTER EXTENSION vector UPDATE)` };
+  }
   const chunks = sql.id(schema, 'chunks');
   return db.transaction().execute(async (trx) => {
     // One lock for every schema prefix: the extension is the database's, not the schema's.
     await sql`select pg_advisory_xact_lock(hashtext('hangar.knowledge.vector'))`.execute(trx);
-    try {
-      await sql`create extension if not exists vector`.execute(trx);
-    } catch (error) {
-      return { available: false as const, reason: `the vector extension could not be created: ${(error as Error).message}` };
-    }
+    // In public, which every search_path of the services holds (the type and its operators are looked up there).
+    if (!installed) await sql`create extension if not exists vector schema public`.execute(trx);
     const column = await sql<{ dimensions: number }>`
         select a.atttypmod as dimensions from pg_attribute a
         where a.attrelid = to_regclass(${`${schema}.chunks`}) and a.attname = 'embedding'`.execute(trx);
@@ -51,11 +66,15 @@ export async function ensureVectorTable(db: Kysely<any>, schema: string, dimensi
             constraint chunks_document_fk foreign key (tenant_id, document_id)
               references ${sql.id(schema, 'documents')} (tenant_id, id) on delete cascade
           )`.execute(trx);
+      // The planner needs row counts, not the vectors' value statistics (costly to gather, unused).
+      await sql`alter table ${chunks} alter column embedding set statistics 0`.execute(trx);
       await sql`create index chunks_collection on ${chunks} (tenant_id, collection)`.execute(trx);
       await createEmbeddingIndex(trx, chunks, dimensions);
       return { available: true as const };
     }
     if (existing === dimensions) return { available: true as const };
+    // Held until the change commits: no upload lands between the check and the change.
+    await sql`lock table ${chunks} in share row exclusive mode`.execute(trx);
     const stored = await sql<{ any: boolean }>`select exists (select 1 from ${chunks}) as any`.execute(trx);
     if (stored.rows[0].any) {
       return {

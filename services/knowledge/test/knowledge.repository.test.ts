@@ -27,9 +27,15 @@ describe.each(SQL_ENGINES)('knowledge repository on %s', (engine) => {
 
   const add = async (tenantId: string, collection: string, name: string, text: string) => {
     const texts = chunkText(text, 200, 20);
+    const read = (await repository.getCollection(tenantId, collection)) ?? {
+      name: collection,
+      embeddingProvider: 'demo',
+      embeddingModel: 'hash',
+      createdAt: new Date(),
+    };
     return repository.addDocument(
       tenantId,
-      collection,
+      read,
       { id: randomUUID(), name, mediaType: 'text/plain', characters: text.length },
       texts.map((chunk) => ({ text: chunk, embedding: demoEmbedding(chunk, DIMENSIONS) })),
     );
@@ -57,8 +63,14 @@ describe.each(SQL_ENGINES)('knowledge repository on %s', (engine) => {
     expect(indexes.rows.map((row) => row.indexdef).join('\n')).toMatch(/USING hnsw \(embedding vector_cosine_ops\)/);
   });
 
+  it('answers unavailable with the reason, not an error, when the table cannot be made', async () => {
+    const failed = await ensureVectorTable(db, 'no_such_schema', DIMENSIONS);
+    expect(failed).toMatchObject({ available: false });
+    expect(!failed.available && failed.reason).toMatch(/^the chunk table could not be made: /);
+  });
+
   it('finds the planted answer first among 200 documents', async () => {
-    expect((await repository.putCollection('t1', 'handbook', collection)).created).toBe(true);
+    expect((await repository.putCollection('t1', 'handbook', collection))?.created).toBe(true);
     const planted = Math.floor(Math.random() * 200);
     for (let index = 0; index < 200; index++) {
       const text =
@@ -112,8 +124,23 @@ describe.each(SQL_ENGINES)('knowledge repository on %s', (engine) => {
   });
 
   it('updates a collection’s description and keeps its model', async () => {
-    expect((await repository.putCollection('t2', 'handbook', { ...collection, description: 'new words' })).created).toBe(false);
+    expect((await repository.putCollection('t2', 'handbook', { ...collection, description: 'new words' }))?.created).toBe(false);
     expect(await repository.getCollection('t2', 'handbook')).toMatchObject({ description: 'new words', embeddingModel: 'hash' });
+    // A request that read no collection and names another model does not change this one.
+    expect(await repository.putCollection('t2', 'handbook', { ...collection, embeddingModel: 'other', description: 'x' })).toBeUndefined();
+    expect(await repository.getCollection('t2', 'handbook')).toMatchObject({ description: 'new words', embeddingModel: 'hash' });
+  });
+
+  it('stores no document for a collection made again since the upload read it', async () => {
+    await repository.putCollection('t2', 'remade', collection);
+    const read = (await repository.getCollection('t2', 'remade'))!;
+    await repository.deleteCollection('t2', 'remade');
+    await repository.putCollection('t2', 'remade', { ...collection, embeddingModel: 'other' });
+    const embedded = [{ text: 'old model', embedding: demoEmbedding('old model', DIMENSIONS) }];
+    expect(
+      await repository.addDocument('t2', read, { id: randomUUID(), name: 'a', mediaType: 'text/plain', characters: 9 }, embedded),
+    ).toBeUndefined();
+    expect(await repository.getCollection('t2', 'remade')).toMatchObject({ documents: 0 });
   });
 
   it('refuses another size while embeddings are stored, and changes an empty table to it', async () => {

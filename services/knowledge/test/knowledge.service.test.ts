@@ -73,6 +73,17 @@ describe('knowledge rules', () => {
     ).rejects.toMatchObject({ kind: 'payloadTooLarge' });
   });
 
+  it('refuses a document of more than 4,000 chunks with 413 before embedding it', async () => {
+    const knowledge = service({ getCollection: async () => handbook }, { settings: { ...settings, maxBytes: 10_000_000 } });
+    const words = 'word '.repeat(45_000); // 225,000 characters: 4,500 chunks of 50
+    await expect(
+      knowledge.addDocument(caller, { collection: 'handbook', name: 'big.txt', file: false }, bytes(words)),
+    ).rejects.toMatchObject({
+      kind: 'payloadTooLarge',
+      message: expect.stringContaining('at most 4000 per document'),
+    });
+  });
+
   it('stores each chunk with its embedding, in order', async () => {
     let stored: Array<{ text: string; embedding: number[] }> = [];
     const knowledge = service({

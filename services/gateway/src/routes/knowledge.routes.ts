@@ -49,7 +49,7 @@ const TextDocumentSchema = z
 const SearchRequestSchema = z
   .strictObject({
     query: z.string().min(1).max(8000),
-    topK: z.number().int().min(1).optional().describe('At most Knowledge:MaxResults (the default)'),
+    topK: z.number().int().min(1).max(1000).optional().describe('At most Knowledge:MaxResults (the default)'),
   })
   .meta({ id: 'KnowledgeSearchRequest' });
 

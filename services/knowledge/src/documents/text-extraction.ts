@@ -21,13 +21,15 @@ export const textMediaType = (name: string): DocumentMediaType => (MARKDOWN_NAME
 export async function extractDocumentText(name: string, bytes: Uint8Array): Promise<ExtractedText> {
   if (Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 5)).equals(PDF_SIGNATURE)) {
     let text: string;
+    // pdf.js takes the buffer over: a copy keeps the caller's bytes usable.
+    const loading = getDocumentProxy(new Uint8Array(bytes));
     try {
-      // pdf.js takes the buffer over: a copy keeps the caller's bytes usable.
-      const pdf = await getDocumentProxy(new Uint8Array(bytes));
-      text = (await extractText(pdf, { mergePages: true })).text;
-      await pdf.loadingTask.destroy();
+      text = (await extractText(await loading, { mergePages: true })).text;
     } catch (error) {
       throw validationError(`the PDF could not be read: ${(error as Error).message}`, [{ path: 'file', message: 'is not a readable PDF' }]);
+    } finally {
+      // Frees the document whether it was read or not.
+      await loading.then((pdf) => pdf.loadingTask.destroy()).catch(() => {});
     }
     return { mediaType: 'application/pdf', text };
   }

@@ -6,13 +6,20 @@ import { azureV1Base, HangarError, type HangarConfig } from '@hangar/platform';
 import { embedMany } from 'ai';
 import { createDemoEmbeddingModel } from './demo-embeddings.js';
 
+/** Models that take a `dimensions` parameter (OpenAI's text-embedding-3 family, under any provider). */
+const SIZED_MODEL = /text-embedding-3/i;
+const EMBED_BATCH_TEXTS = 256;
+/** ~25k tokens: far below OpenAI's 300k tokens per request, and a request a slow provider finishes. */
+const EMBED_BATCH_CHARACTERS = 100_000;
+const EMBED_PARALLEL = 2;
+
 /** Turns texts into vectors of `Knowledge:Dimensions` numbers, in order. */
 export type EmbedTexts = (provider: string, model: string, texts: string[], signal?: AbortSignal) => Promise<number[][]>;
 
 /**
  * Embedding models of the operator's providers (`Providers:{name}`), one object per provider and
  * model: OpenAI, Azure OpenAI and OpenAI-compatible endpoints through the AI SDK (asked for
- * `Knowledge:Dimensions` numbers, which text-embedding-3 models honour), and the offline Demo
+ * `Knowledge:Dimensions` numbers when the model takes a size), and the offline Demo
  * provider's deterministic vectors. Anthropic makes no embeddings.
  */
 export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | 'Knowledge'>, fetch: typeof globalThis.fetch) {
@@ -40,9 +47,7 @@ export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | '
           embeddingModel = createOpenAI({ apiKey, baseURL: settings.Endpoint ?? undefined, fetch }).textEmbeddingModel(model);
           break;
         case 'AzureOpenAI':
-          embeddingModel = createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch }).textEmbeddingModel(
-            model || settings.DefaultDeployment || '',
-          );
+          embeddingModel = createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch }).textEmbeddingModel(model);
           break;
         case 'OpenAICompatible':
           embeddingModel = createOpenAICompatible({ name: provider, baseURL: settings.Endpoint!, apiKey, fetch }).textEmbeddingModel(model);
@@ -55,22 +60,60 @@ export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | '
     return embeddingModel;
   }
 
-  const embed: EmbedTexts = async (provider, model, texts, signal) => {
+  /** One request: `texts` (a batch) to vectors, within the provider's Timeout and MaxRetries. */
+  async function embedBatch(provider: string, model: string, texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
     const settings = config.Providers[provider];
-    let embeddings: number[][];
+    const deadline = settings?.Timeout ? AbortSignal.timeout(settings.Timeout) : undefined;
+    const abortSignal = deadline && signal ? AbortSignal.any([signal, deadline]) : (deadline ?? signal);
     try {
-      ({ embeddings } = await embedMany({
+      const { embeddings } = await embedMany({
         model: modelOf(provider, model),
         values: texts,
-        abortSignal: signal,
+        abortSignal,
         maxRetries: settings?.MaxRetries ?? 2,
-        // OpenAI's and compatible endpoints' name for the output size; a model without it ignores it.
-        providerOptions: { openai: { dimensions }, [provider]: { dimensions } },
-      }));
+        // Only OpenAI's text-embedding-3 family takes an output size; older and most self-hosted
+        // models refuse the parameter, so they are asked for their own size (checked below).
+        providerOptions: SIZED_MODEL.test(model) ? { openai: { dimensions }, [provider]: { dimensions } } : undefined,
+      });
+      return embeddings;
     } catch (error) {
       if (error instanceof HangarError) throw error;
+      if (deadline?.aborted) {
+        throw new HangarError('unavailable', `the embedding model ${provider}/${model} took longer than Providers:${provider}:Timeout`);
+      }
       throw new HangarError('unavailable', `the embedding model ${provider}/${model} failed: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * Embeds in batches of at most EMBED_BATCH_TEXTS texts and EMBED_BATCH_CHARACTERS characters (a
+   * provider caps the tokens of one request, not only its inputs), EMBED_PARALLEL at a time.
+   */
+  const embed: EmbedTexts = async (provider, model, texts, signal) => {
+    const batches: Array<{ start: number; texts: string[] }> = [];
+    for (let start = 0; start < texts.length;) {
+      let end = start;
+      let characters = 0;
+      while (
+        end < texts.length &&
+        end - start < EMBED_BATCH_TEXTS &&
+        (end === start || characters + texts[end].length <= EMBED_BATCH_CHARACTERS)
+      ) {
+        characters += texts[end].length;
+        end++;
+      }
+      batches.push({ start, texts: texts.slice(start, end) });
+      start = end;
+    }
+    const embeddings = new Array<number[]>(texts.length);
+    let next = 0;
+    const worker = async () => {
+      for (let batch = batches[next++]; batch; batch = batches[next++]) {
+        const vectors = await embedBatch(provider, model, batch.texts, signal);
+        vectors.forEach((vector, index) => (embeddings[batch.start + index] = vector));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(EMBED_PARALLEL, batches.length) }, worker));
     const wrong = embeddings.find((embedding) => embedding.length !== dimensions);
     if (wrong) {
       throw new HangarError(

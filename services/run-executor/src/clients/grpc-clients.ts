@@ -25,6 +25,8 @@ import type { ToolServerLookup } from '../mcp/mcp-tools.js';
 import type { GovernanceAdmission } from './quota-coverage.js';
 
 const TOOL_CATALOG_TTL_MS = 60_000;
+/** How long a run waits, as it starts, for the knowledge service to describe a collection its agent searches. */
+const KNOWLEDGE_LOOKUP_TIMEOUT_MS = 2_000;
 /** How long a run waits for governance to name its tenant's providers (the last known stand when it does not answer). */
 const TENANT_LOOKUP_TIMEOUT_MS = 2_000;
 
@@ -145,11 +147,15 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   const knowledge: KnowledgeGateway = {
     async describe(caller, name) {
       try {
-        const { collection } = await knowledgeClient.getCollection({ name }, { caller });
+        const { collection } = await knowledgeClient.getCollection(
+          { name },
+          { caller, signal: AbortSignal.timeout(KNOWLEDGE_LOOKUP_TIMEOUT_MS) },
+        );
         return { name: collection!.name, description: collection!.description };
       } catch (error) {
         if (error instanceof HangarError && error.kind === 'notFound') return undefined;
-        throw error;
+        // The service did not answer: the tool is still offered, and a search that fails fails that call, not the run.
+        return { name, description: '' };
       }
     },
     search: async (caller, collection, query, topK, signal) =>
