@@ -69,7 +69,7 @@ for (const engine of ENGINES) {
     if (!vectors.available) throw new Error(vectors.reason);
     const knowledge = createKnowledgeService({
       repository: createKnowledgeRepository(db, schema),
-      vectors,
+      vectors: async () => vectors,
       embeddings: createEmbeddingModels(
         { Providers: { demo: { Kind: 'Demo' } as never }, Knowledge: { Dimensions: DIMENSIONS } as never },
         globalThis.fetch,

@@ -6,14 +6,14 @@ import { createKnowledgeRepository, type KnowledgeDatabase } from './knowledge.r
 import { createKnowledgeService } from './knowledge.service.js';
 import { KNOWLEDGE_SCHEMA, knowledgeMigrations } from './migrations/index.js';
 import { KNOWLEDGE_RETENTION_TARGETS } from './retention-targets.js';
-import { ensureVectorTable } from './vector-table.js';
+import { ensureVectorTable, watchVectorTable } from './vector-table.js';
 
 export const knowledgeModule = grpcServiceModule({
   name: 'Knowledge',
   async setup({ config, engines, logger }, grpc) {
     const database = await engines.storage.open<KnowledgeDatabase>(KNOWLEDGE_SCHEMA, knowledgeMigrations);
-    const vectors = await ensureVectorTable(database.db, database.schema, config.Knowledge.Dimensions);
-    if (!vectors.available) logger.warn({ reason: vectors.reason }, `knowledge documents and search answer 501: ${vectors.reason}`);
+    const vectors = watchVectorTable(() => ensureVectorTable(database.db, database.schema, config.Knowledge.Dimensions), logger);
+    await vectors();
     // The providers are the operator's configuration, which may rightly name a private endpoint (as for runs).
     const egress = createDirectFetch();
     const service = createKnowledgeService({

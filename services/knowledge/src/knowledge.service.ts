@@ -17,7 +17,8 @@ export interface KnowledgeSettings {
 
 export interface KnowledgeServiceDeps {
   repository: KnowledgeRepository;
-  vectors: VectorSupport;
+  /** Whether documents can be stored and searched now (asked before each). */
+  vectors: () => Promise<VectorSupport>;
   embeddings: Pick<EmbeddingModels, 'refusal' | 'embed'>;
   settings: KnowledgeSettings;
 }
@@ -55,8 +56,9 @@ const MAX_CHUNKS_PER_DOCUMENT = 4000;
 export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const { repository, settings } = deps;
 
-  function requireVectors() {
-    if (!deps.vectors.available) throw new HangarError('notImplemented', `knowledge is unavailable: ${deps.vectors.reason}`);
+  async function requireVectors() {
+    const support = await deps.vectors();
+    if (!support.available) throw new HangarError('notImplemented', `knowledge is unavailable: ${support.reason}`);
   }
 
   async function collectionOf(caller: Caller, name: string): Promise<CollectionRecord> {
@@ -107,7 +109,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       content: AsyncIterable<Uint8Array>,
       signal?: AbortSignal,
     ): Promise<DocumentRecord> {
-      requireVectors();
+      await requireVectors();
       const collection = await collectionOf(caller, header.collection);
       const name = header.name.trim();
       if (!name || name.length > MAX_DOCUMENT_NAME) {
@@ -150,7 +152,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
 
     /** The chunks nearest the query, at most topK (0: Knowledge:MaxResults; more is cut to it). */
     async search(caller: Caller, collectionName: string, query: string, topK: number, signal?: AbortSignal): Promise<SearchHit[]> {
-      requireVectors();
+      await requireVectors();
       const errors: FieldError[] = [];
       if (!query.trim()) errors.push({ path: 'query', message: 'is required' });
       if (query.length > MAX_QUERY) errors.push({ path: 'query', message: `is over ${MAX_QUERY} characters` });

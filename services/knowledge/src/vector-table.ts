@@ -1,7 +1,32 @@
+import type { Logger } from '@hangar/platform';
 import { sql, type Kysely } from '@hangar/storage';
 
 /** Whether documents can be stored and searched; when not, `reason` says why (answered as 501). */
 export type VectorSupport = { available: true } | { available: false; reason: string };
+
+/** How long an unavailable vector table is believed before it is tried again. */
+const RETRY_UNAVAILABLE_MS = 30_000;
+
+/**
+ * The vector table's state as requests need it: made once, and while unavailable (no extension
+ * yet, a database that was away at start) tried again at most every RETRY_UNAVAILABLE_MS, so an
+ * operator's fix or an engine's return takes effect without a restart.
+ */
+export function watchVectorTable(ensure: () => Promise<VectorSupport>, logger: Pick<Logger, 'warn' | 'info'>) {
+  let support: Promise<VectorSupport> | undefined;
+  let checkedAt = 0;
+  return async (): Promise<VectorSupport> => {
+    const known = support && (await support);
+    if (known && (known.available || Date.now() - checkedAt < RETRY_UNAVAILABLE_MS)) return known;
+    checkedAt = Date.now();
+    support = ensure().then((next) => {
+      if (!next.available) logger.warn({ reason: next.reason }, `knowledge documents and search answer 501: ${next.reason}`);
+      else if (known) logger.info('knowledge documents and search are available again');
+      return next;
+    });
+    return support;
+  };
+}
 
 /** pgvector's HNSW index takes `vector` columns of at most this many dimensions. */
 export const HNSW_MAX_DIMENSIONS = 2000;
@@ -41,7 +66,8 @@ async function makeVectorTable(db: Kysely<any>, schema: string, dimensions: numb
   const version = (installed ?? available)!;
   const [major, minor] = version.split('.').map(Number);
   if (major < MINIMUM_VERSION[0] || (major === MINIMUM_VERSION[0] && minor < MINIMUM_VERSION[1])) {
-    return { available: false, reason: `pgvector ${version} is older than ${MINIMUM_VERSION.join('.')} (ALTER EXTENSION vector UPDATE)` };
+    const remedy = installed ? 'ALTER EXTENSION vector UPDATE after installing a newer pgvector' : 'install a newer pgvector';
+    return { available: false, reason: `pgvector ${version} is older than ${MINIMUM_VERSION.join('.')} (${remedy})` };
   }
   const chunks = sql.id(schema, 'chunks');
   return db.transaction().execute(async (trx) => {

@@ -141,6 +141,14 @@ describe.each(SQL_ENGINES)('knowledge repository on %s', (engine) => {
       await repository.addDocument('t2', read, { id: randomUUID(), name: 'a', mediaType: 'text/plain', characters: 9 }, embedded),
     ).toBeUndefined();
     expect(await repository.getCollection('t2', 'remade')).toMatchObject({ documents: 0 });
+    // Made again with the same model: still another collection (its documents went with the old one).
+    const again = (await repository.getCollection('t2', 'remade'))!;
+    await repository.deleteCollection('t2', 'remade');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await repository.putCollection('t2', 'remade', { ...collection, embeddingModel: 'other' });
+    expect(
+      await repository.addDocument('t2', again, { id: randomUUID(), name: 'b', mediaType: 'text/plain', characters: 9 }, embedded),
+    ).toBeUndefined();
   });
 
   it('refuses another size while embeddings are stored, and changes an empty table to it', async () => {

@@ -22,7 +22,7 @@ const bytes = async function* (...parts: string[]) {
 function service(repository: Partial<KnowledgeRepository>, overrides: Partial<KnowledgeServiceDeps> = {}) {
   return createKnowledgeService({
     repository: strictFake<KnowledgeRepository>('repository', repository),
-    vectors: { available: true },
+    vectors: async () => ({ available: true }),
     embeddings: strictFake('embeddings', {
       refusal: (provider: string) => (provider === 'demo' ? undefined : `no provider ${provider}`),
       embed: async (_provider: string, _model: string, texts: string[]) => texts.map(() => [1, 0]),
@@ -36,7 +36,7 @@ describe('knowledge rules', () => {
   it('answers 501 with the reason for documents and search when the store has no vector support', async () => {
     const knowledge = service(
       { getCollection: async () => handbook, listCollections: async () => [handbook] },
-      { vectors: { available: false, reason: 'no pgvector here' } },
+      { vectors: async () => ({ available: false, reason: 'no pgvector here' }) },
     );
     await expect(knowledge.addDocument(caller, { collection: 'handbook', name: 'a.txt', file: false }, bytes('x'))).rejects.toMatchObject({
       kind: 'notImplemented',

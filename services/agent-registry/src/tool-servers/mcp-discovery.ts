@@ -11,7 +11,7 @@ export interface McpDiscoverySettings extends McpConnectSettings {
 /** What one tool's description and schema may take, and all of a server's (they travel in every run's lookup). */
 const MAX_TOOL_BYTES = 64 * 1024;
 const MAX_TOOLS_BYTES = 1024 * 1024;
-/** Resources kept of one server: their descriptions travel in every run's lookup too. */
+/** Resources offered of one server, at most: their descriptions travel in every run's lookup too. */
 const MAX_RESOURCES = 200;
 const MAX_RESOURCES_BYTES = 256 * 1024;
 
@@ -53,26 +53,7 @@ export async function discoverTools(
         return { ok: false, error: `the server lists more than ${settings.maxTools} tools (Mcp:MaxToolsPerServer)` };
       cursor = page.nextCursor;
     } while (cursor !== undefined);
-    const resources: DiscoveredResource[] = [];
-    if (client.getServerCapabilities()?.resources) {
-      let resourceBytes = 0;
-      do {
-        const page = await client.listResources(cursor === undefined ? {} : { cursor }, options);
-        for (const resource of page.resources) {
-          const listed = {
-            uri: resource.uri,
-            name: resource.name,
-            description: resource.description ?? '',
-            mimeType: resource.mimeType ?? null,
-          };
-          if ((resourceBytes += Buffer.byteLength(JSON.stringify(listed))) > MAX_RESOURCES_BYTES)
-            return { ok: false, error: `the server's resources are described in more than ${MAX_RESOURCES_BYTES} bytes` };
-          resources.push(listed);
-        }
-        if (resources.length > MAX_RESOURCES) return { ok: false, error: `the server lists more than ${MAX_RESOURCES} resources` };
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-    }
+    const resources = client.getServerCapabilities()?.resources ? await listResources(client, options) : [];
     return { ok: true, tools, resources };
   } catch (error) {
     if (deadline.aborted && !(error instanceof McpSecretMissingError))
@@ -81,4 +62,40 @@ export async function discoverTools(
   } finally {
     await client?.close().catch(() => {});
   }
+}
+
+/**
+ * The server's resources, first ones first: at most MAX_RESOURCES described in MAX_RESOURCES_BYTES
+ * (the rest are not offered). A server whose resource list fails keeps its tools, with no resource:
+ * resources are extra, the tools are what agents were saved with.
+ */
+async function listResources(
+  client: Awaited<ReturnType<typeof connectMcp>>,
+  options: { signal: AbortSignal; timeout: number },
+): Promise<DiscoveredResource[]> {
+  const resources: DiscoveredResource[] = [];
+  let bytes = 0;
+  let cursor: string | undefined;
+  try {
+    do {
+      const page = await client.listResources(cursor === undefined ? {} : { cursor }, options);
+      for (const resource of page.resources) {
+        const listed = {
+          uri: resource.uri,
+          name: resource.name,
+          description: resource.description ?? '',
+          mimeType: resource.mimeType ?? null,
+        };
+        bytes += Buffer.byteLength(JSON.stringify(listed));
+        if (resources.length === MAX_RESOURCES || bytes > MAX_RESOURCES_BYTES) return resources;
+        resources.push(listed);
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+  } catch (error) {
+    // Past the deadline the whole discovery has failed; the caller reports that.
+    if (options.signal.aborted) throw error;
+    return [];
+  }
+  return resources;
 }

@@ -60,20 +60,20 @@ export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | '
     return embeddingModel;
   }
 
+  /** Models that answered in another size when not told one: they are told `dimensions` from then on. */
+  const sizedModels = new Set<string>();
+
   /** One request: `texts` (a batch) to vectors, within the provider's Timeout and MaxRetries. */
-  async function embedBatch(provider: string, model: string, texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+  async function request(provider: string, model: string, texts: string[], sized: boolean, signal: AbortSignal): Promise<number[][]> {
     const settings = config.Providers[provider];
     const deadline = settings?.Timeout ? AbortSignal.timeout(settings.Timeout) : undefined;
-    const abortSignal = deadline && signal ? AbortSignal.any([signal, deadline]) : (deadline ?? signal);
     try {
       const { embeddings } = await embedMany({
         model: modelOf(provider, model),
         values: texts,
-        abortSignal,
+        abortSignal: deadline ? AbortSignal.any([signal, deadline]) : signal,
         maxRetries: settings?.MaxRetries ?? 2,
-        // Only OpenAI's text-embedding-3 family takes an output size; older and most self-hosted
-        // models refuse the parameter, so they are asked for their own size (checked below).
-        providerOptions: SIZED_MODEL.test(model) ? { openai: { dimensions }, [provider]: { dimensions } } : undefined,
+        providerOptions: sized ? { openai: { dimensions }, [provider]: { dimensions } } : undefined,
       });
       return embeddings;
     } catch (error) {
@@ -86,8 +86,39 @@ export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | '
   }
 
   /**
+   * One batch, checked: a vector per text, each of Knowledge:Dimensions numbers. OpenAI's
+   * text-embedding-3 family is told the size; other models (ada-002 and most self-hosted ones refuse
+   * the parameter) are asked plainly, and told the size only once they answered in another one (an
+   * Azure deployment of text-embedding-3 is named by its deployment, not its model).
+   */
+  async function embedBatch(provider: string, model: string, texts: string[], signal: AbortSignal): Promise<number[][]> {
+    const key = `${provider}\u0000${model}`;
+    const sized = SIZED_MODEL.test(model) || sizedModels.has(key);
+    let vectors = await request(provider, model, texts, sized, signal);
+    if (!sized && vectors[0] && vectors[0].length !== dimensions) {
+      sizedModels.add(key);
+      vectors = await request(provider, model, texts, true, signal);
+    }
+    if (vectors.length !== texts.length) {
+      throw new HangarError(
+        'unavailable',
+        `the embedding model ${provider}/${model} answered ${vectors.length} vectors for ${texts.length} texts`,
+      );
+    }
+    const wrong = vectors.find((vector) => !Array.isArray(vector) || vector.length !== dimensions);
+    if (wrong) {
+      throw new HangarError(
+        'unavailable',
+        `the embedding model ${provider}/${model} returned ${wrong?.length} numbers, Knowledge:Dimensions is ${dimensions}`,
+      );
+    }
+    return vectors;
+  }
+
+  /**
    * Embeds in batches of at most EMBED_BATCH_TEXTS texts and EMBED_BATCH_CHARACTERS characters (a
-   * provider caps the tokens of one request, not only its inputs), EMBED_PARALLEL at a time.
+   * provider caps the tokens of one request, not only its inputs), EMBED_PARALLEL at a time; the
+   * first failure stops the other requests.
    */
   const embed: EmbedTexts = async (provider, model, texts, signal) => {
     const batches: Array<{ start: number; texts: string[] }> = [];
@@ -105,22 +136,28 @@ export function createEmbeddingModels(config: Pick<HangarConfig, 'Providers' | '
       batches.push({ start, texts: texts.slice(start, end) });
       start = end;
     }
+    const failed = new AbortController();
+    const stop = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
     const embeddings = new Array<number[]>(texts.length);
     let next = 0;
     const worker = async () => {
-      for (let batch = batches[next++]; batch; batch = batches[next++]) {
-        const vectors = await embedBatch(provider, model, batch.texts, signal);
+      for (let batch = batches[next++]; batch && !stop.aborted; batch = batches[next++]) {
+        const vectors = await embedBatch(provider, model, batch.texts, stop);
         vectors.forEach((vector, index) => (embeddings[batch.start + index] = vector));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(EMBED_PARALLEL, batches.length) }, worker));
-    const wrong = embeddings.find((embedding) => embedding.length !== dimensions);
-    if (wrong) {
-      throw new HangarError(
-        'unavailable',
-        `the embedding model ${provider}/${model} returned ${wrong.length} numbers, Knowledge:Dimensions is ${dimensions}`,
-      );
-    }
+    let firstFailure: unknown;
+    await Promise.all(
+      Array.from({ length: Math.min(EMBED_PARALLEL, batches.length) }, () =>
+        worker().catch((error: unknown) => {
+          // The first failure is the answer; the requests it stops fail after it.
+          firstFailure ??= error;
+          failed.abort();
+        }),
+      ),
+    );
+    if (firstFailure) throw firstFailure;
+    if (signal?.aborted) throw signal.reason;
     return embeddings;
   };
 

@@ -154,7 +154,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
         return { name: collection!.name, description: collection!.description };
       } catch (error) {
         if (error instanceof HangarError && error.kind === 'notFound') return undefined;
-        // The service did not answer: the tool is still offered, and a search that fails fails that call, not the run.
+        // The service did not answer in time or failed: the tool is still offered, and a search that fails fails that call, not the run.
         return { name, description: '' };
       }
     },

@@ -47,7 +47,9 @@ export function createKnowledgeTools(deps: KnowledgeToolDeps) {
     const deadline = AbortSignal.timeout(deps.timeoutMs);
     const signal = runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
     try {
-      const hits = await deps.knowledge.search(caller, collection, String(input.query ?? ''), input.topK ?? 0, signal);
+      // A model's topK that is no whole number in 1..1000 asks for the default (Knowledge:MaxResults).
+      const topK = Number.isInteger(input.topK) && input.topK! >= 1 && input.topK! <= 1000 ? input.topK! : 0;
+      const hits = await deps.knowledge.search(caller, collection, String(input.query ?? ''), topK, signal);
       return deps.limitOutput(
         hits.map((hit) => ({ document: hit.documentName, chunk: hit.chunk, score: Number(hit.score.toFixed(4)), text: hit.text })),
       );

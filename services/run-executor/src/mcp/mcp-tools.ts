@@ -46,10 +46,14 @@ interface ResourceBudget {
 function cutToBytes(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
-  let cut = bytes.subarray(0, maxBytes).toString('utf8');
-  while (Buffer.byteLength(cut, 'utf8') > maxBytes) cut = cut.slice(0, -1); // a split character decodes wider
-  return cut;
+  let end = maxBytes;
+  // Back to the first byte of the character the cut splits (continuation bytes are 10xxxxxx).
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
 }
+
+/** Listed uris named in an error, at most. */
+const NAMED_RESOURCES = 20;
 
 /** What the model gets back from a tool call: its structured content, or its text (other parts named). */
 function resultOf(result: { content?: unknown; structuredContent?: unknown }): unknown {
@@ -99,17 +103,15 @@ export function createMcpTools(deps: McpToolDeps) {
    */
   async function readResource(server: McpServerBinding, uri: string, budget: ResourceBudget, runSignal: AbortSignal | undefined) {
     if (!server.resources.some((resource) => resource.uri === uri)) {
+      const some = server.resources.slice(0, NAMED_RESOURCES).map((resource) => resource.uri);
       throw new HangarError(
         'notFound',
-        `${server.name} lists no resource ${uri}; read one of: ${server.resources.map((resource) => resource.uri).join(', ')}`,
+        `${server.name} lists no resource ${String(deps.limitOutput(uri))}; read one of: ${some.join(', ')}${server.resources.length > some.length ? ', …' : ''}`,
       );
     }
-    if (budget.left <= 0) {
-      throw new HangarError(
-        'tooManyRequests',
-        `this run has read ${deps.maxResourceBytesTotal} bytes of resources (Mcp:MaxResourceBytesTotal)`,
-      );
-    }
+    const spent = () =>
+      new HangarError('tooManyRequests', `this run has read ${deps.maxResourceBytesTotal} bytes of resources (Mcp:MaxResourceBytesTotal)`);
+    if (budget.left <= 0) throw spent();
     const deadline = AbortSignal.timeout(deps.timeoutMs);
     const signal = runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
     const options = { signal, timeout: deps.timeoutMs };
@@ -120,12 +122,15 @@ export function createMcpTools(deps: McpToolDeps) {
       const text = (contents as Array<{ text?: string; blob?: string; mimeType?: string }>)
         .map((part) => (typeof part.text === 'string' ? part.text : `[${part.mimeType ?? 'binary'} content, not read]`))
         .join('\n');
+      // Read again after the read: reads running side by side share the budget.
+      if (budget.left <= 0) throw spent();
       const limit = Math.min(deps.maxResourceBytes, budget.left);
       const cut = cutToBytes(text, limit);
       budget.left -= Buffer.byteLength(cut, 'utf8');
-      if (cut === text) return { uri, text };
+      if (cut === text) return deps.limitOutput({ uri, text });
       const setting = limit === deps.maxResourceBytes ? 'Mcp:MaxResourceBytesPerResource' : 'Mcp:MaxResourceBytesTotal';
-      return { uri, text: cut, truncated: `cut at ${limit} of ${Buffer.byteLength(text, 'utf8')} bytes (${setting})` };
+      const truncated = `cut at ${Buffer.byteLength(cut, 'utf8')} of ${Buffer.byteLength(text, 'utf8')} bytes (${setting})`;
+      return deps.limitOutput({ uri, text: cut, truncated });
     } catch (error) {
       if (error instanceof HangarError) throw error;
       if (deadline.aborted)
@@ -170,11 +175,11 @@ export function createMcpTools(deps: McpToolDeps) {
       const budget: ResourceBudget = { left: deps.maxResourceBytesTotal };
       for (const server of servers) {
         if (!server) continue;
-        // An agent that uses a server's tools may read what the server lists.
-        if (server.resources.length) tools[mcpResourceToolName(server.name)] = resourceTool(server, budget);
+        let offered = false;
         for (const toolName of wanted.get(server.name) ?? []) {
           const listed = server.tools.find((candidate) => candidate.name === toolName);
           if (!listed) continue;
+          offered = true;
           // Two references can read alike once cut to the allowed characters (servers a-b and a_b): the later one gets its own name.
           let name = mcpToolName(server.name, toolName);
           if (tools[name]) name = hashedToolName(name, `${server.name}/${toolName}`);
@@ -183,6 +188,13 @@ export function createMcpTools(deps: McpToolDeps) {
             inputSchema: jsonSchema<Record<string, unknown>>(listed.inputSchema as never),
             execute: (input, { abortSignal }) => call(server, toolName, input, abortSignal),
           });
+        }
+        // An agent that uses a server's tools may read what the server lists; after its tools, so
+        // a tool of the server's own named read_resource keeps the documented name.
+        if (offered && server.resources.length) {
+          let name = mcpResourceToolName(server.name);
+          if (tools[name]) name = hashedToolName(name, `${server.name}/resources`);
+          tools[name] = resourceTool(server, budget);
         }
       }
       return tools;
