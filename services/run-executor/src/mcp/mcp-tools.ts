@@ -70,13 +70,34 @@ function resultOf(result: { content?: unknown; structuredContent?: unknown }): u
  * model sees the error), not the run. A reference whose server or tool is gone is left out.
  */
 export function createMcpTools(deps: McpToolDeps) {
-  async function call(server: McpServerBinding, toolName: string, input: unknown, runSignal: AbortSignal | undefined): Promise<unknown> {
+  /**
+   * Connects to the server, does `work` and closes, all within Tools:DefaultTimeout (and the run's
+   * signal); a failure of the server becomes an `unavailable` naming `what` (a Hangar refusal passes).
+   */
+  async function withServer<T>(
+    server: McpServerBinding,
+    what: string,
+    runSignal: AbortSignal | undefined,
+    work: (client: Awaited<ReturnType<typeof connectMcp>>, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<T> {
     const deadline = AbortSignal.timeout(deps.timeoutMs);
     const signal = runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
     const options = { signal, timeout: deps.timeoutMs };
     let client: Awaited<ReturnType<typeof connectMcp>> | undefined;
     try {
       client = await connectMcp(server, deps, options);
+      return await work(client, options);
+    } catch (error) {
+      if (error instanceof HangarError) throw error;
+      if (deadline.aborted) throw new HangarError('unavailable', `${what} took longer than ${deps.timeoutMs} ms (Tools:DefaultTimeout)`);
+      throw new HangarError('unavailable', `tool server ${server.name} could not be used: ${describeMcpError(error)}`);
+    } finally {
+      await client?.close().catch(() => {});
+    }
+  }
+
+  function call(server: McpServerBinding, toolName: string, input: unknown, runSignal: AbortSignal | undefined): Promise<unknown> {
+    return withServer(server, `tool ${toolName} of ${server.name}`, runSignal, async (client, options) => {
       const result = await client.callTool({ name: toolName, arguments: input as Record<string, unknown> }, undefined, options);
       const output = resultOf(result as { content?: unknown; structuredContent?: unknown });
       if (result.isError) {
@@ -84,17 +105,7 @@ export function createMcpTools(deps: McpToolDeps) {
         throw new HangarError('unavailable', `tool ${toolName} of ${server.name} failed: ${String(said)}`);
       }
       return deps.limitOutput(output);
-    } catch (error) {
-      if (error instanceof HangarError) throw error;
-      if (deadline.aborted)
-        throw new HangarError(
-          'unavailable',
-          `tool ${toolName} of ${server.name} took longer than ${deps.timeoutMs} ms (Tools:DefaultTimeout)`,
-        );
-      throw new HangarError('unavailable', `tool server ${server.name} could not be used: ${describeMcpError(error)}`);
-    } finally {
-      await client?.close().catch(() => {});
-    }
+    });
   }
 
   /**
@@ -112,12 +123,7 @@ export function createMcpTools(deps: McpToolDeps) {
     const spent = () =>
       new HangarError('tooManyRequests', `this run has read ${deps.maxResourceBytesTotal} bytes of resources (Mcp:MaxResourceBytesTotal)`);
     if (budget.left <= 0) throw spent();
-    const deadline = AbortSignal.timeout(deps.timeoutMs);
-    const signal = runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
-    const options = { signal, timeout: deps.timeoutMs };
-    let client: Awaited<ReturnType<typeof connectMcp>> | undefined;
-    try {
-      client = await connectMcp(server, deps, options);
+    return withServer(server, `reading ${uri} of ${server.name}`, runSignal, async (client, options) => {
       const { contents } = await client.readResource({ uri }, options);
       const text = (contents as Array<{ text?: string; blob?: string; mimeType?: string }>)
         .map((part) => (typeof part.text === 'string' ? part.text : `[${part.mimeType ?? 'binary'} content, not read]`))
@@ -131,17 +137,7 @@ export function createMcpTools(deps: McpToolDeps) {
       const setting = limit === deps.maxResourceBytes ? 'Mcp:MaxResourceBytesPerResource' : 'Mcp:MaxResourceBytesTotal';
       const truncated = `cut at ${Buffer.byteLength(cut, 'utf8')} of ${Buffer.byteLength(text, 'utf8')} bytes (${setting})`;
       return deps.limitOutput({ uri, text: cut, truncated });
-    } catch (error) {
-      if (error instanceof HangarError) throw error;
-      if (deadline.aborted)
-        throw new HangarError(
-          'unavailable',
-          `reading ${uri} of ${server.name} took longer than ${deps.timeoutMs} ms (Tools:DefaultTimeout)`,
-        );
-      throw new HangarError('unavailable', `tool server ${server.name} could not be used: ${describeMcpError(error)}`);
-    } finally {
-      await client?.close().catch(() => {});
-    }
+    });
   }
 
   function resourceTool(server: McpServerBinding, budget: ResourceBudget) {
