@@ -43,6 +43,8 @@ async function startSplit() {
     runExecutors: EXECUTORS,
     schemaPrefix: engines.schemaPrefix,
     env: { ...provider, ...engines.env },
+    // The test fixtures' code agents are TypeScript, which the built services cannot load; the bench runs a stored agent.
+    config: { CodeAgents: { Modules: [] } },
   });
   console.log(`shape: split, ${EXECUTORS} run executor(s) each behind its own gateway; engines: ${engines.name}`);
   return { urls: hangar.urls, stop: () => hangar.cleanup(), schemaPrefix: engines.schemaPrefix };
