@@ -2,6 +2,7 @@ import { jsonSchema, tool, type ToolSet } from 'ai';
 import { parseMcpReference } from '@hangar/contracts';
 import { connectMcp, describeMcpError, HangarError, type Caller, type McpConnectSettings, type McpEndpoint } from '@hangar/platform';
 import { hashedToolName, modelToolName } from '../runs/tool-names.js';
+import { cutUtf8 } from '../runs/tool-set.js';
 
 /** A tenant's tool server as a run uses it: where it answers, and the tools it listed at its last discovery. */
 export interface McpServerBinding extends McpEndpoint {
@@ -40,16 +41,6 @@ const DESCRIBED_RESOURCES = 50;
 /** What one run has read of resources so far, against Mcp:MaxResourceBytesTotal. */
 interface ResourceBudget {
   left: number;
-}
-
-/** The UTF-8 text of `text`, cut to at most `maxBytes` bytes on a character boundary. */
-function cutToBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  // Back to the first byte of the character the cut splits (continuation bytes are 10xxxxxx).
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8');
 }
 
 /** Listed uris named in an error, at most. */
@@ -131,7 +122,7 @@ export function createMcpTools(deps: McpToolDeps) {
       // Read again after the read: reads running side by side share the budget.
       if (budget.left <= 0) throw spent();
       const limit = Math.min(deps.maxResourceBytes, budget.left);
-      const cut = cutToBytes(text, limit);
+      const cut = cutUtf8(text, limit);
       budget.left -= Buffer.byteLength(cut, 'utf8');
       if (cut === text) return deps.limitOutput({ uri, text });
       const setting = limit === deps.maxResourceBytes ? 'Mcp:MaxResourceBytesPerResource' : 'Mcp:MaxResourceBytesTotal';

@@ -138,11 +138,17 @@ export function limitToolOutput(value: unknown, maxBytes: number | null): unknow
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes <= maxBytes) return value;
   const note = `…[truncated ${bytes} bytes]`;
-  let cut = Buffer.from(json, 'utf8')
-    .subarray(0, Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8')))
-    .toString('utf8');
-  while (Buffer.byteLength(cut + note, 'utf8') > maxBytes) cut = cut.slice(0, -1); // a split character decodes wider
-  return cut + note;
+  return cutUtf8(json, Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8'))) + note;
+}
+
+/** `text` cut to at most `maxBytes` bytes of UTF-8, on a character boundary. */
+export function cutUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  // Back to the first byte of the character the cut splits (continuation bytes are 10xxxxxx).
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
 }
 
 /** Tool names allow `[A-Za-z0-9_-]` only; agent names may also hold dots. */
