@@ -27,6 +27,7 @@ export * from './egress/fetch.js';
 export * from './egress/request-fetch.js';
 export * from './mcp/connect.js';
 export * from './providers/azure.js';
+export * from './names.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';
 export * from './content/content-from-config.js';

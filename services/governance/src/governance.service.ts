@@ -1,5 +1,5 @@
 import type { RunEventEnvelope } from '@hangar/contracts';
-import { clampPage, notFound, validationError, type Caller } from '@hangar/platform';
+import { clampPage, notFound, validationError, type Caller, RECORD_NAME } from '@hangar/platform';
 import type { AuditEntry, AuditFilter, AuditRepository } from './audit.repository.js';
 import type { BeginOutcome, IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
 import type { QuotaThresholds } from './quota-thresholds.js';
@@ -12,7 +12,6 @@ export interface QuotaStatus extends QuotaRuleRow {
   resetsAt: string;
 }
 
-const QUOTA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.canceled']);
 /** The run events quotas count (a started run, what a finished one used); every other one counts nothing. */
 export const COUNTED_RUN_EVENTS: ReadonlySet<string> = new Set(['run.started', ...TERMINAL_RUN_EVENTS]);
@@ -71,7 +70,7 @@ export function createGovernanceService(deps: {
     /** Creates or replaces a quota rule (`name`, `metric` Runs|Tokens|Cost, `period` Hour|Day|Month, `limit` > 0, optional `agentName`). */
     async putQuotaRule(caller: Caller, rule: QuotaRuleRow) {
       const errors = [
-        ...(QUOTA_NAME.test(rule.name) ? [] : [{ path: 'name', message: 'must be 1-64 characters of letters, digits, ".", "_" or "-"' }]),
+        ...(RECORD_NAME.test(rule.name) ? [] : [{ path: 'name', message: 'must be 1-64 characters of letters, digits, ".", "_" or "-"' }]),
         ...((QUOTA_METRICS as readonly string[]).includes(rule.metric)
           ? []
           : [{ path: 'metric', message: `must be one of ${QUOTA_METRICS.join(', ')}` }]),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HangarError, notFound, validationError, type Caller, type FieldError } from '@hangar/platform';
+import { HangarError, notFound, validationError, type Caller, type FieldError, RECORD_NAME } from '@hangar/platform';
 import { chunkText } from './documents/chunking.js';
 import { extractDocumentText, textMediaType } from './documents/text-extraction.js';
 import type { EmbeddingModels } from './embeddings/embedding-models.js';
@@ -36,7 +36,6 @@ export interface DocumentHeader {
   file: boolean;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_DESCRIPTION = 2000;
 const MAX_DOCUMENT_NAME = 256;
 const MAX_QUERY = 8000;
@@ -62,7 +61,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   }
 
   async function collectionOf(caller: Caller, name: string): Promise<CollectionRecord> {
-    const collection = NAME.test(name) ? await repository.getCollection(caller.tenantId, name) : undefined;
+    const collection = RECORD_NAME.test(name) ? await repository.getCollection(caller.tenantId, name) : undefined;
     if (!collection) throw notFound(`collection "${name}" not found`);
     return collection;
   }
@@ -70,7 +69,8 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   return {
     async putCollection(caller: Caller, name: string, input: CollectionInput): Promise<{ collection: CollectionRecord; created: boolean }> {
       const errors: FieldError[] = [];
-      if (!NAME.test(name)) errors.push({ path: 'name', message: 'must be 1–64 letters, digits, _ . - starting with a letter or digit' });
+      if (!RECORD_NAME.test(name))
+        errors.push({ path: 'name', message: 'must be 1–64 letters, digits, _ . - starting with a letter or digit' });
       if (input.description.length > MAX_DESCRIPTION)
         errors.push({ path: 'description', message: `is over ${MAX_DESCRIPTION} characters` });
       const refusal = deps.embeddings.refusal(input.embeddingProvider);
@@ -96,7 +96,8 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
     listCollections: (caller: Caller) => repository.listCollections(caller.tenantId),
 
     async deleteCollection(caller: Caller, name: string): Promise<void> {
-      if (!NAME.test(name) || !(await repository.deleteCollection(caller.tenantId, name))) throw notFound(`collection "${name}" not found`);
+      if (!RECORD_NAME.test(name) || !(await repository.deleteCollection(caller.tenantId, name)))
+        throw notFound(`collection "${name}" not found`);
     },
 
     /**

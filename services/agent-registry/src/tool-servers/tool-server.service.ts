@@ -1,11 +1,19 @@
-import { checkServiceEndpoint, conflict, notFound, validationError, type Caller, type FieldError, type Logger } from '@hangar/platform';
+import {
+  checkServiceEndpoint,
+  conflict,
+  notFound,
+  validationError,
+  type Caller,
+  type FieldError,
+  type Logger,
+  RECORD_NAME,
+} from '@hangar/platform';
 import { discoverTools, type McpDiscoverySettings } from './mcp-discovery.js';
 import { MCP_REFERENCE_PREFIX, parseMcpReference, TOOL_SERVER_TRANSPORTS } from '@hangar/contracts';
 import type { CatalogTool } from '../catalog.js';
 import type { ToolServer, ToolServerInput, ToolServerTransport } from './tool-server.model.js';
 import type { ToolServerRepository } from './tool-server.repository.js';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]{0,4096}$/;
@@ -65,7 +73,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
   const claimMs = deps.discovery.timeoutMs * 2;
 
   async function existing(caller: Caller, name: string): Promise<ToolServer> {
-    const server = NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
+    const server = RECORD_NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
     if (!server) throw notFound(`tool server "${name}" not found`);
     return server;
   }
@@ -73,7 +81,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
   /** The request as it may be stored, refused with every reason at once. */
   function checked(name: string, request: ToolServerRequest): ToolServerInput {
     const errors: FieldError[] = [];
-    if (!NAME.test(name))
+    if (!RECORD_NAME.test(name))
       errors.push({ path: 'name', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
     const target = checkServiceEndpoint(request.url, { allowPrivateNetworkTargets: deps.allowPrivateNetworkTargets });
     if (!target.ok) errors.push({ path: 'url', message: target.reason });
@@ -145,7 +153,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
     },
     list: (caller: Caller) => repository.list(caller.tenantId),
     async delete(caller: Caller, name: string): Promise<void> {
-      if (!NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`tool server "${name}" not found`);
+      if (!RECORD_NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`tool server "${name}" not found`);
     },
     /** Discovers again now; a disabled server is not connected and answers as it is. */
     async refresh(caller: Caller, name: string): Promise<ToolServer> {
@@ -168,7 +176,7 @@ export function createToolServerService(deps: ToolServerServiceDeps) {
       const byServer = new Map<string, Array<{ reference: string; tool: string }>>();
       for (const reference of references) {
         const parsed = parseMcpReference(reference);
-        if (!parsed || !NAME.test(parsed.server))
+        if (!parsed || !RECORD_NAME.test(parsed.server))
           checks.set(reference, { state: 'missing', reason: 'is not of the form mcp:<server>/<tool>' });
         else byServer.set(parsed.server, [...(byServer.get(parsed.server) ?? []), { reference, tool: parsed.tool }]);
       }

@@ -10,6 +10,7 @@ import {
   type Caller,
   type EgressPolicy,
   type FieldError,
+  RECORD_NAME,
 } from '@hangar/platform';
 import { RESERVED_HEADER } from './webhook-signing.js';
 import type { DeliveryStatus, SubscriptionInput, WebhookRepository, WebhookSubscription } from './webhook.repository.js';
@@ -41,7 +42,6 @@ export interface WebhookServiceDeps {
   settings: WebhookSettings;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 const MAX_URL_LENGTH = 2048;
 
@@ -50,7 +50,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   const { repository, settings } = deps;
 
   async function existing(caller: Caller, name: string): Promise<WebhookSubscription> {
-    const subscription = NAME.test(name) ? await repository.getSubscription(caller.tenantId, name) : undefined;
+    const subscription = RECORD_NAME.test(name) ? await repository.getSubscription(caller.tenantId, name) : undefined;
     if (!subscription) throw notFound(`webhook "${name}" not found`);
     return subscription;
   }
@@ -58,7 +58,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   /** The subscription as it may be stored: refused with every reason at once; headers Hangar sets itself dropped. */
   function checked(name: string, input: SubscriptionInput): SubscriptionInput {
     const errors: FieldError[] = [];
-    if (!NAME.test(name))
+    if (!RECORD_NAME.test(name))
       errors.push({ path: 'name', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
     if (input.url.length > MAX_URL_LENGTH) errors.push({ path: 'url', message: `must be at most ${MAX_URL_LENGTH} characters` });
     else {
@@ -108,7 +108,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     list: (caller: Caller) => repository.listSubscriptions(caller.tenantId),
 
     async delete(caller: Caller, name: string): Promise<void> {
-      if (!NAME.test(name) || !(await repository.deleteSubscription(caller.tenantId, name))) throw notFound(`webhook "${name}" not found`);
+      if (!RECORD_NAME.test(name) || !(await repository.deleteSubscription(caller.tenantId, name)))
+        throw notFound(`webhook "${name}" not found`);
       await deps.audit(caller, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: name, details: {} });
     },
 

@@ -14,6 +14,7 @@ import {
   type FieldError,
   type HangarConfig,
   type Logger,
+  RECORD_NAME,
 } from '@hangar/platform';
 import type { AgentLoader } from '../clients/ports.js';
 import { laneOf, queuedRun, type QueuedRunPayload, type QueuedRuns } from '../jobs/queued-runs.service.js';
@@ -22,7 +23,6 @@ import { cronProblems, cronTimes } from './cron-times.js';
 import type { Schedule } from './schedule.model.js';
 import type { ScheduleRepository } from './schedule.repository.js';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Run labels naming the schedule and the fire time a run stands for. */
 const SCHEDULE_LABEL = 'schedule';
 const FIRE_TIME_LABEL = 'scheduleFireAt';
@@ -67,7 +67,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
   );
 
   async function existing(caller: Caller, name: string): Promise<Schedule> {
-    const schedule = NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
+    const schedule = RECORD_NAME.test(name) ? await repository.get(caller.tenantId, name) : undefined;
     if (!schedule) throw notFound(`schedule "${name}" not found`);
     return schedule;
   }
@@ -76,7 +76,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
   function checked(name: string, request: ScheduleRequest): { timeZone: string; payload: AgentRunPayload } {
     const errors: FieldError[] = [];
     const timeZone = request.timeZone ?? 'UTC';
-    if (!NAME.test(name))
+    if (!RECORD_NAME.test(name))
       errors.push({ path: 'name', message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
     if (!schedulable.includes(request.handlerKey))
       errors.push({
@@ -151,7 +151,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     list: (caller: Caller) => repository.list(caller.tenantId),
 
     async delete(caller: Caller, name: string): Promise<void> {
-      if (!NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`schedule "${name}" not found`);
+      if (!RECORD_NAME.test(name) || !(await repository.delete(caller.tenantId, name))) throw notFound(`schedule "${name}" not found`);
       await deps.audit(caller, { action: 'schedule.deleted', resourceType: 'schedule', resourceId: name, details: {} });
     },
 

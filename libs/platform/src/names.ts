@@ -1,0 +1,6 @@
+/**
+ * The name of a tenant's named record (a tool server, webhook, schedule, quota rule, knowledge
+ * collection): 1–64 letters, digits, `_`, `.` or `-`, starting with a letter or digit, so it sits
+ * in a URL path as it is.
+ */
+export const RECORD_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
