@@ -29,7 +29,8 @@ beforeAll(async () => {
   // Echoes the user; says what it is told to say after "say:"; "leak it" makes it say a denied term.
   mock.script('guarded-model', (request) => {
     const last = String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '');
-    if (last.includes('leak it')) return { text: 'well, here is the secret-sauce: ketchup' };
+    // Its chunks 5 ms apart: chunks that arrive together reach a run as one text delta.
+    if (last.includes('leak it')) return { text: 'well, here is the secret-sauce: ketchup', chunkDelayMs: 5 };
     return { text: last.includes('say:') ? last.slice(last.indexOf('say:') + 4).trim() : `you said: ${last}` };
   });
   const providers = { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } };

@@ -19,7 +19,8 @@ if [ -f "$SHARE/extension/vector.control" ]; then
   exit 0
 fi
 
-if [ ! -x "$PG_CONFIG" ]; then
+# The server package ships pg_config too; the headers come only with postgresql-server-dev.
+if [ ! -x "$PG_CONFIG" ] || [ ! -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ]; then
   echo "pgvector: installing postgresql-server-dev-$MAJOR"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "postgresql-server-dev-$MAJOR" >/dev/null ||
     { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "postgresql-server-dev-$MAJOR" >/dev/null; }

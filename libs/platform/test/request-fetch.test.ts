@@ -41,6 +41,12 @@ beforeAll(async () => {
         }
         response.end();
         return;
+      case '/many':
+        // Each write is a chunk of its own in the chunked answer; they all arrive before the reader reads.
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let event = 1; event <= 100; event++) response.write(`data: ${event}\n\n`);
+        setTimeout(() => response.end(), 100);
+        return;
       case '/cut':
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         response.write('data: 1\n\n');
@@ -117,6 +123,15 @@ describe('requestFetch', () => {
     }
     expect(events.join('')).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\n');
     expect(events.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('hands over what arrived since the last read as one chunk, not one per chunk of the chunked answer', async () => {
+    const response = await requested(`${base}/many`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reads: string[] = [];
+    for await (const bytes of response.body!) reads.push(decoder.decode(bytes));
+    expect(reads.join('')).toBe(Array.from({ length: 100 }, (_, index) => `data: ${index + 1}\n\n`).join(''));
+    expect(reads.length).toBeLessThanOrEqual(2);
   });
 
   it('fails a body cut off mid-way with fetch’s TypeError("terminated"), the socket’s error as its cause', async () => {

@@ -76,13 +76,17 @@ export function createDirectFetch(): { fetch: Fetch; close(): Promise<void> } {
 function webBody(stream: Readable, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
   // Once closed, errored or canceled, the web stream takes nothing more (its controller would throw).
   let settled = false;
+  let body!: ReadableStreamDefaultController<Uint8Array>;
+  // What arrived since the last read goes on as one chunk (undici hands over each chunk of a chunked
+  // answer on its own, a few bytes each for a streamed model answer), as much as the reader asks for.
+  const pass = () => {
+    for (let chunk: Buffer | null; !settled && (body.desiredSize ?? 0) > 0 && (chunk = stream.read()) !== null;)
+      body.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      stream.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        if ((controller.desiredSize ?? 0) <= 0) stream.pause();
-      });
+      body = controller;
+      stream.on('readable', pass);
       stream.once('end', () => {
         if (settled) return;
         settled = true;
@@ -93,11 +97,8 @@ function webBody(stream: Readable, signal: AbortSignal | undefined): ReadableStr
         settled = true;
         controller.error(signal?.aborted ? signal.reason : new TypeError('terminated', { cause: error }));
       });
-      stream.pause();
     },
-    pull() {
-      stream.resume();
-    },
+    pull: pass,
     cancel(reason) {
       settled = true;
       stream.destroy(reason instanceof Error ? reason : undefined);

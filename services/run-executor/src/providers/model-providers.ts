@@ -7,6 +7,7 @@ import { azureV1Base, namedSecret, type HangarConfig, type ProviderConfig } from
 import type { TenantProvider } from '../clients/ports.js';
 import type { ConcurrencyLimiter } from './circuit-breaker.js';
 import { createDemoModel } from './demo-model.js';
+import { joiningTextChunks } from './joined-text-chunks.js';
 
 export interface ResolvedModel {
   provider: string;
@@ -45,18 +46,20 @@ export function createModelResolver(
   function build(name: string, settings: ProviderConfig, model: string, fetch: typeof globalThis.fetch): LanguageModelV2 {
     const apiKey = settings.ApiKey ?? undefined;
     const baseURL = settings.Endpoint ?? undefined;
+    // Chat-completions streams reach the AI SDK with the text chunks of each read joined.
+    const chatFetch = joiningTextChunks(fetch);
     switch (settings.Kind) {
       case 'OpenAI':
-        return createOpenAI({ apiKey, baseURL, fetch }).chat(model);
+        return createOpenAI({ apiKey, baseURL, fetch: chatFetch }).chat(model);
       case 'Anthropic':
         return createAnthropic({ apiKey, baseURL, fetch })(model);
       case 'AzureOpenAI':
-        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch })(model || settings.DefaultDeployment || '');
+        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch: chatFetch })(model || settings.DefaultDeployment || '');
       case 'OpenAICompatible':
         // EnableResponsesSurface: the endpoint serves OpenAI's Responses API instead of chat completions.
         return settings.EnableResponsesSurface
           ? createOpenAI({ name, apiKey, baseURL: settings.Endpoint!, fetch }).responses(model)
-          : createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true, fetch })(model);
+          : createOpenAICompatible({ name, baseURL: settings.Endpoint!, apiKey, includeUsage: true, fetch: chatFetch })(model);
       case 'Demo':
         return createDemoModel(model);
     }
