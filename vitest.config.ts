@@ -7,8 +7,9 @@ const TIMED = ['test-e2e/fuzz.e2e.test.ts', 'test-e2e/hostile-input.e2e.test.ts'
 const HTTP_SUITES = ['test-e2e/**/*.e2e.test.ts', 'libs/client/test/**/*.e2e.test.ts'];
 
 /**
- * The HTTP suites `npm test` runs again on the split shape, in about three minutes of CI: the agents,
- * attachments, quotas, tenant, webhook, OpenAI-compatible, session, API-key, tool-server and exposure routes and the client, each route through its
+ * The HTTP suites `npm test` runs again on the split shape, in about four minutes of CI: the agents,
+ * attachments, quotas, tenant, webhook, OpenAI-compatible, session, API-key (and scope), tool-server,
+ * exposure, knowledge, host-policy, read-view and content-guard routes and the client, each route through its
  * service's own process. The rest take far longer there (a shape is seven processes, ~11 s of this
  * 2-core machine to start, and runs.e2e alone starts nine: ten minutes), so every HTTP suite runs
  * on the split shape only with `npm run test:split` (HANGAR_TEST_SPLIT=all); docs/decisions.md.
@@ -26,6 +27,10 @@ const SPLIT_IN_CI = [
   'test-e2e/tool-servers.e2e.test.ts',
   'test-e2e/exposure.e2e.test.ts',
   'test-e2e/knowledge.e2e.test.ts',
+  'test-e2e/api-key-scopes.e2e.test.ts',
+  'test-e2e/host-policies.e2e.test.ts',
+  'test-e2e/read-view.e2e.test.ts',
+  'test-e2e/content-guard.e2e.test.ts',
 ];
 
 /** HTTP suites that run in one shape only, and why; every other one runs on all-in-one and again on the split shape. */

@@ -78,6 +78,16 @@ export interface DistributedOptions {
  * its gRPC health check SERVING and every gateway's `/readyz` is 200 (which does not ask the services).
  */
 export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
+  try {
+    return await startOnce(options);
+  } catch (error) {
+    // A free port found here can be taken by another test's process before a service listens on it.
+    if (!/EADDRINUSE/.test((error as Error).message)) throw error;
+    return startOnce(options);
+  }
+}
+
+async function startOnce(options: DistributedOptions): Promise<DistributedHangar> {
   const schemaPrefix = options.schemaPrefix ?? uniqueSchemaPrefix();
   const dropsSchemas = !options.postgresUrl && !options.schemaPrefix;
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()] as const)));
@@ -191,7 +201,11 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const exited = [...processes].find(([, child]) => child.exitCode !== null || child.signalCode !== null);
     if (exited || Date.now() > deadline) {
       await cleanup();
-      throw new Error(exited ? `${exited[0]} exited while the distributed Hangar started` : 'the distributed Hangar did not become ready');
+      throw new Error(
+        exited
+          ? `${exited[0]} exited while the distributed Hangar started: ${outputs.get(exited[0])!.slice(-2000)}`
+          : 'the distributed Hangar did not become ready',
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
