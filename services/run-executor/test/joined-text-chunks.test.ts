@@ -105,6 +105,21 @@ describe('joinedTextChunks', () => {
     );
   });
 
+  it('keeps a character cut between the read that finds \\r and the next one whole', async () => {
+    const whole = encoder.encode(text('a').replaceAll('\n', '\r\n') + text('é').replaceAll('\n', '\r\n'));
+    const cut = whole.indexOf(0xc3) + 1;
+    expect((await throughJoin([whole.slice(0, cut), whole.slice(cut)])).join('')).toBe(decoder.decode(whole));
+  });
+
+  it('joins Azure’s chunks (content filter results on each), not a malformed chunk or one with a stop reason', async () => {
+    const azure = (content: string) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null, content_filter_results: { hate: { filtered: false } } }] })}\n\n`;
+    expect(events((await throughJoin([azure('a') + azure('b')]))[0])).toHaveLength(1);
+    const malformed = `data: ${JSON.stringify({ id: 'c1', created: 'x', model: 'm', choices: [{ index: 0, delta: { content: 'b' }, finish_reason: null }] })}\n\n`;
+    const stopped = `data: ${JSON.stringify({ id: 'c1', model: 'm', choices: [{ index: 0, delta: { content: 'c' }, finish_reason: null, stop_reason: 7 }] })}\n\n`;
+    expect((await throughJoin([text('a') + malformed + stopped]))[0]).toBe(text('a') + malformed + stopped);
+  });
+
   it('passes an event that is not one JSON data line on as it is', async () => {
     const odd = 'event: ping\ndata: {}\n\n' + ': comment\n\n' + 'data: not json\n\n';
     expect((await throughJoin([text('a') + odd + text('b')])).join('')).toBe(text('a') + odd + text('b'));

@@ -23,7 +23,9 @@ export function joiningTextChunks(fetch: typeof globalThis.fetch): typeof global
 
 /** Chunk fields that say nothing about its content (the first chunk of a run of them is kept). */
 const CHUNK_FIELDS = new Set(['id', 'object', 'created', 'model', 'choices', 'usage', 'system_fingerprint', 'service_tier', 'obfuscation']);
-const CHOICE_FIELDS = new Set(['index', 'delta', 'finish_reason', 'logprobs']);
+// Azure's content filter results and vLLM's stop reason ride on every chunk; the SDK reads neither.
+const CHOICE_FIELDS = new Set(['index', 'delta', 'finish_reason', 'logprobs', 'content_filter_results', 'stop_reason']);
+const optional = (value: unknown, type: 'string' | 'number') => value == null || typeof value === type;
 
 interface TextChunk {
   /** Which answer the text belongs to: chunks join only with chunks of the same one. */
@@ -42,8 +44,11 @@ function textChunk(data: string): TextChunk | undefined {
   if (typeof chunk !== 'object' || chunk === null || chunk.usage != null || !Array.isArray(chunk.choices) || chunk.choices.length !== 1)
     return undefined;
   for (const field in chunk) if (!CHUNK_FIELDS.has(field)) return undefined;
+  // What the SDK checks of a chunk it is given whole: a malformed one is left for it to refuse.
+  if (!optional(chunk.id, 'string') || !optional(chunk.model, 'string') || !optional(chunk.created, 'number')) return undefined;
   const choice = chunk.choices[0];
   if (typeof choice !== 'object' || choice === null || choice.finish_reason != null || choice.logprobs != null) return undefined;
+  if (choice.stop_reason != null || !optional(choice.index, 'number')) return undefined;
   for (const field in choice) if (!CHOICE_FIELDS.has(field)) return undefined;
   const delta = choice.delta;
   if (typeof delta !== 'object' || delta === null || typeof delta.content !== 'string') return undefined;
@@ -89,8 +94,9 @@ export function joinedTextChunks(): TransformStream<Uint8Array, Uint8Array> {
 
   return new TransformStream({
     transform(bytes, controller) {
-      if (untouched) return controller.enqueue(bytes);
       const text = decoder.decode(bytes, { stream: true });
+      // Decoded still: the decoder may hold the first bytes of a character cut between reads.
+      if (untouched) return controller.enqueue(encoder.encode(text));
       // Lines may also end in \r (SSE allows it): such a stream is not ours to rewrite.
       if (text.includes('\r')) {
         untouched = true;
@@ -98,9 +104,11 @@ export function joinedTextChunks(): TransformStream<Uint8Array, Uint8Array> {
         pending = '';
         return;
       }
+      // Only the new text (and the character before it) can complete an event: a long one is not searched again per read.
+      const searchFrom = Math.max(0, pending.length - 1);
       pending += text;
+      if (pending.indexOf('\n\n', searchFrom) < 0) return;
       const end = pending.lastIndexOf('\n\n');
-      if (end < 0) return;
       const events = pending.slice(0, end).split('\n\n');
       pending = pending.slice(end + 2);
       controller.enqueue(encoder.encode(joined(events)));
