@@ -100,7 +100,7 @@ export function joinedTextChunks(): TransformStream<Uint8Array, Uint8Array> {
       // Lines may also end in \r (SSE allows it): such a stream is not ours to rewrite.
       if (text.includes('\r')) {
         untouched = true;
-        if (pending || text) controller.enqueue(encoder.encode(pending + text));
+        controller.enqueue(encoder.encode(pending + text));
         pending = '';
         return;
       }
