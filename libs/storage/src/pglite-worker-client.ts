@@ -1,5 +1,8 @@
 import { Worker } from 'node:worker_threads';
 
+/** How long a closing thread may take to end by itself before it is terminated. */
+const CLOSE_GRACE_MS = 10_000;
+
 export interface EmbeddedQueryResult<R> {
   rows: R[];
   affectedRows?: number;
@@ -43,6 +46,7 @@ export class PGliteWorker {
   private failure: Error | undefined;
   private closed: Promise<void> | undefined;
   private closing = false;
+  private exited = false;
 
   private constructor(private readonly worker: Worker) {
     worker.on('message', (reply: Reply) => {
@@ -57,9 +61,10 @@ export class PGliteWorker {
     // Heard, so a failing thread never ends the process: its queries fail instead.
     worker.on('error', (error) => this.fail(error));
     worker.on('messageerror', (error) => this.fail(error));
-    worker.on('exit', (code) =>
-      this.fail(new Error(this.closing ? 'the embedded store is closed' : `the embedded store's thread exited (code ${code})`)),
-    );
+    worker.on('exit', (code) => {
+      this.exited = true;
+      this.fail(new Error(this.closing ? 'the embedded store is closed' : `the embedded store's thread exited (code ${code})`));
+    });
   }
 
   static async create(dataDir: string): Promise<PGliteWorker> {
@@ -119,18 +124,40 @@ export class PGliteWorker {
     };
   }
 
-  /** Closes PGlite (its files are consistent afterwards) and ends the thread. */
+  /**
+   * Closes PGlite (its files are consistent afterwards) and lets the thread end by itself once its
+   * current query is done: terminating a thread amid WASM has crashed Node. Only a thread that has
+   * not ended CLOSE_GRACE_MS after being asked is terminated.
+   */
   close(): Promise<void> {
     this.closed ??= (async () => {
       try {
         this.closing = true;
         if (!this.failure) await this.request({ type: 'close' }, true);
+        else if (!this.exited) this.askToClose();
       } finally {
-        await this.worker.terminate();
+        await this.ended();
         this.fail(new Error('the embedded store is closed'));
       }
     })();
     return this.closed;
+  }
+
+  /** A thread that failed but still runs (a message it could not read) is asked to close all the same. */
+  private askToClose() {
+    try {
+      this.worker.postMessage([{ type: 'close', id: 0 }]);
+    } catch {
+      // A port that cannot take a message: the grace period ends in terminate.
+    }
+  }
+
+  private async ended(): Promise<void> {
+    if (this.exited) return;
+    const exit = new Promise((resolve) => this.worker.once('exit', resolve));
+    const grace = setTimeout(() => void this.worker.terminate(), CLOSE_GRACE_MS);
+    await exit;
+    clearTimeout(grace);
   }
 
   private request<T>(message: Record<string, unknown>, evenWhenClosing = false): Promise<T> {

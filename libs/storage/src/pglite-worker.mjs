@@ -75,6 +75,9 @@ async function close(id) {
   } catch (error) {
     parentPort.postMessage({ id, error: serializeError(error) });
   }
+  // With the port closed nothing holds the thread: it ends by itself, where no WASM runs. The
+  // client terminates it only if it does not (a thread terminated amid WASM has crashed Node).
+  parentPort.close();
 }
 
 // Messages come in batches: what the client sent in one turn of its event loop.
