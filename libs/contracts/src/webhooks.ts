@@ -15,6 +15,13 @@ export const WEBHOOK_EVENT_KINDS = [
 
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
+/**
+ * Pub/sub channel on which governance announces that a tenant's webhook subscriptions changed
+ * (`{ id }`: the tenant): created, replaced, deleted, or disabled by failures. Governance instances
+ * then read the tenant's subscribers again.
+ */
+export const WEBHOOK_CHANGES_CHANNEL = 'hangar.webhooks.changed';
+
 /** Pending (not tried yet) → Delivered, or Failed (a retry is planned) → … → Delivered | Abandoned. */
 export const WEBHOOK_DELIVERY_STATUSES = ['Pending', 'Delivered', 'Failed', 'Abandoned'] as const;
 

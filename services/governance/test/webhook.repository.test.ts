@@ -65,14 +65,15 @@ describe.each(SQL_ENGINES)('webhook repository on %s', (engine) => {
     expect(await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', 'evt_crud').execute()).toEqual([]);
   });
 
-  it('finds the enabled subscribers of a kind, and queues an event once per subscription however often it is offered', async () => {
+  it('finds the enabled subscriptions with the kinds they want, and queues an event once per subscription however often it is offered', async () => {
     const a = (await webhooks.putSubscription('t1', input('fan-a'))).subscription;
     const b = (await webhooks.putSubscription('t1', input('fan-b', { events: ['agent.created'] }))).subscription;
-    await webhooks.putSubscription('t1', input('fan-off', { enabled: false }));
-    const subscribers = (await webhooks.subscribers('t1', 'run.completed')).map((row) => row.id);
-    expect(subscribers).toContain(a.id);
-    expect(subscribers).not.toContain(b.id);
-    expect(await webhooks.subscribers('t2', 'run.completed')).toEqual([]);
+    const off = (await webhooks.putSubscription('t1', input('fan-off', { enabled: false }))).subscription;
+    const enabled = await webhooks.enabledSubscriptions('t1');
+    expect(enabled).toContainEqual({ id: a.id, events: a.events });
+    expect(enabled).toContainEqual({ id: b.id, events: ['agent.created'] });
+    expect(enabled.map((row) => row.id)).not.toContain(off.id);
+    expect(await webhooks.enabledSubscriptions('t2')).toEqual([]);
     const first = await webhooks.enqueue([delivery(a.id, 'evt_once')]);
     expect(first).toHaveLength(1);
     expect(await webhooks.enqueue([delivery(a.id, 'evt_once')])).toEqual([]);

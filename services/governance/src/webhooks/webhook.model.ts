@@ -63,6 +63,12 @@ export interface WebhookSubscription {
   updatedAt: string;
 }
 
+/** An enabled subscription as events are offered to it: which kinds it wants. */
+export interface Subscriber {
+  id: string;
+  events: string[];
+}
+
 export type SubscriptionInput = Pick<WebhookSubscription, 'name' | 'url' | 'events' | 'secretKey' | 'headers' | 'enabled' | 'description'>;
 
 export interface WebhookDelivery {

@@ -7,6 +7,7 @@ import type {
   DeliveryStatus,
   DueDelivery,
   NewDelivery,
+  Subscriber,
   SubscriptionInput,
   WebhookDatabase,
   WebhookDelivery,
@@ -117,15 +118,15 @@ export function createWebhookRepository(db: Kysely<GovernanceDatabase>, cipher: 
       return result.numDeletedRows > 0n;
     },
 
-    /** The enabled subscriptions of the tenant that want `eventType`. */
-    async subscribers(tenantId: string, eventType: string): Promise<Array<{ id: string }>> {
-      return db
+    /** The tenant's enabled subscriptions and the event kinds each wants. */
+    async enabledSubscriptions(tenantId: string): Promise<Subscriber[]> {
+      const rows = await db
         .selectFrom('webhook_subscriptions')
-        .select('id')
+        .select(['id', 'events'])
         .where('tenant_id', '=', tenantId)
         .where('enabled', '=', true)
-        .where(sql<boolean>`events @> ${JSON.stringify([eventType])}::jsonb`)
         .execute();
+      return rows.map((row) => ({ id: row.id, events: row.events }));
     },
 
     /** Queues deliveries; one per (subscription, event) however often it is offered. The ids queued now. */

@@ -12,8 +12,9 @@ import {
   type FieldError,
   RECORD_NAME,
 } from '@hangar/platform';
+import type { SubscriberCache } from './subscriber-cache.js';
 import { RESERVED_HEADER } from './webhook-signing.js';
-import type { DeliveryStatus, SubscriptionInput, WebhookRepository, WebhookSubscription } from './webhook.repository.js';
+import type { DeliveryStatus, DueDelivery, SubscriptionInput, WebhookRepository, WebhookSubscription } from './webhook.repository.js';
 
 export interface WebhookSettings {
   /** `Webhooks:AllowedConfigurationPrefix`: where a subscription's `secretKey` must point. */
@@ -36,6 +37,8 @@ export interface WebhookEvent {
 
 export interface WebhookServiceDeps {
   repository: WebhookRepository;
+  /** Who an event is offered to, and where a change of a tenant's subscriptions is told. */
+  subscribers: Pick<SubscriberCache, 'subscribers' | 'changed'>;
   audit: AuditWriter;
   /** Deliveries were queued: attempt them now. */
   queued: () => void;
@@ -91,6 +94,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   return {
     async put(caller: Caller, name: string, input: SubscriptionInput) {
       const saved = await repository.putSubscription(caller.tenantId, checked(name, input));
+      await deps.subscribers.changed(caller.tenantId);
       // Deliveries that waited while it was disabled go out now, not at the next poll.
       if (saved.subscription.enabled) deps.queued();
       await deps.audit(caller, {
@@ -110,6 +114,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async delete(caller: Caller, name: string): Promise<void> {
       if (!RECORD_NAME.test(name) || !(await repository.deleteSubscription(caller.tenantId, name)))
         throw notFound(`webhook "${name}" not found`);
+      await deps.subscribers.changed(caller.tenantId);
       await deps.audit(caller, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: name, details: {} });
     },
 
@@ -137,10 +142,19 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       return found;
     },
 
+    /** The delivery worker disabled the subscription after its failures: offers stop here at once, elsewhere once announced. */
+    async disabledByFailures(delivery: Pick<DueDelivery, 'tenantId' | 'subscriptionName'>, reason: string): Promise<void> {
+      await deps.subscribers.changed(delivery.tenantId);
+      await deps.audit(
+        { tenantId: delivery.tenantId, actor: 'governance-webhooks' },
+        { action: 'webhook.disabled', resourceType: 'webhook', resourceId: delivery.subscriptionName, details: { reason } },
+      );
+    },
+
     /** Queues the event for every enabled subscription of its tenant that wants its kind (none: nothing is built). */
     async offer(event: WebhookEvent): Promise<number> {
       if (!settings.delivering) return 0;
-      const subscribers = await repository.subscribers(event.tenantId, event.type);
+      const subscribers = await deps.subscribers.subscribers(event.tenantId, event.type);
       if (!subscribers.length) return 0;
       const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: await event.data() });
       const queued = await repository.enqueue(

@@ -13,6 +13,7 @@ import {
 import type { Kysely } from '@hangar/storage';
 import type { GovernanceDatabase } from '../governance.database.js';
 import type { ServiceChannels } from '../service-channels.js';
+import { createSubscriberCache } from './subscriber-cache.js';
 import { createDeliveryWorker } from './webhook-delivery.js';
 import { startWebhookIntake } from './webhook-intake.js';
 import { createWebhookRepository } from './webhook.repository.js';
@@ -44,9 +45,11 @@ export async function startWebhooks(
     allowInsecureHttp: Webhooks.AllowInsecureHttp,
   };
   const repository = createWebhookRepository(deps.db, deps.cipher);
+  const subscribers = createSubscriberCache({ repository, pubsub: deps.engines.pubsub, logger });
   let worker: ReturnType<typeof createDeliveryWorker> | undefined;
   const service = createWebhookService({
     repository,
+    subscribers,
     audit: deps.audit,
     queued: () => worker?.nudge(),
     settings: {
@@ -71,16 +74,9 @@ export async function startWebhooks(
         : { value };
     },
     disabled: (delivery) =>
-      void deps.audit(
-        { tenantId: delivery.tenantId, actor: 'governance-webhooks' },
-        {
-          action: 'webhook.disabled',
-          resourceType: 'webhook',
-          resourceId: delivery.subscriptionName,
-          details: {
-            reason: `${Webhooks.DisableAfterConsecutiveFailures} consecutive failed attempts (Webhooks:DisableAfterConsecutiveFailures)`,
-          },
-        },
+      void service.disabledByFailures(
+        delivery,
+        `${Webhooks.DisableAfterConsecutiveFailures} consecutive failed attempts (Webhooks:DisableAfterConsecutiveFailures)`,
       ),
     logger,
     settings: {
@@ -101,10 +97,12 @@ export async function startWebhooks(
   };
   let intake: Subscription | undefined;
   try {
+    await subscribers.start();
     intake = await startWebhookIntake({ eventLog: deps.engines.eventLog, offer: service.offer, runRecord, cipher: deps.cipher, logger });
     worker.start();
   } catch (error) {
     egress.close();
+    await subscribers.stop();
     throw error;
   }
   return {
@@ -112,6 +110,7 @@ export async function startWebhooks(
     async stop() {
       await intake?.unsubscribe();
       await worker?.stop();
+      await subscribers.stop();
       egress.close();
     },
   };
