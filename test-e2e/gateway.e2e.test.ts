@@ -177,6 +177,8 @@ describe('routing, prefix and documents', () => {
         'GET /healthz',
         'GET /readyz',
         'GET /metrics',
+        'GET /hangar/console',
+        'GET /hangar/console/assets/{file}',
         'GET /hangar/api/diagnostics',
         'GET /hangar/api/models/health',
         'GET /hangar/api/agents',

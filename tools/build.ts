@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -13,6 +14,7 @@ import { parseDocument } from 'yaml';
  *   ESM bundle each, holding our code and the @hangar/* workspace libraries (TypeScript sources);
  *   npm packages stay imports, resolved from node_modules at run time.
  * - beside each bundle, the files its modules open beside themselves (the worker threads);
+ * - `web/`, the web console (tools/build-console.mjs), which the gateway serves at {prefix}/console;
  * - `proto/` (gRPC reflection describes the services from it) and `config/all-in-one.yaml`, the
  *   trial configuration with its code-agent modules compiled to JavaScript (`examples/*.js`).
  *
@@ -81,6 +83,9 @@ const { metafile } = await build({
 checkRunTimeDependencies(metafile);
 copySiblingFiles(metafile);
 cpSync(join(ROOT, 'proto'), join(outDir, 'proto'), { recursive: true });
+// The web console, built again from its sources, beside the bundles (the gateway's looks for ../web/).
+execFileSync(process.execPath, [join(ROOT, 'tools/build-console.mjs')], { cwd: ROOT, stdio: 'inherit' });
+cpSync(join(ROOT, 'libs/console/web'), join(outDir, 'web'), { recursive: true });
 trialConfig.setIn(
   ['CodeAgents', 'Modules'],
   trialModules.map((module) => relative(ROOT, join(outDir, `${withoutExtension(module)}.js`))),

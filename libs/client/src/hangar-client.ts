@@ -1,4 +1,4 @@
-import createClient, { defaultPathSerializer, type Client } from 'openapi-fetch';
+import createClient, { type Client } from 'openapi-fetch';
 import { operationTable, type GeneratedGroups } from './generated/operations.js';
 import type { paths } from './generated/openapi.js';
 import type { IdempotentCallOptions, OperationEntry } from './operation-types.js';
@@ -56,14 +56,17 @@ export type HangarClient = Omit<GeneratedGroups, 'agents' | 'runs'> & {
 
 const belowPrefix = (path: string) => path.startsWith('/api/') || path.startsWith('/v1/');
 
-function createRawClient(options: HangarClientOptions): Client<paths> {
+/**
+ * A raw client whose base is the gateway's address with `baseSuffix` after it. Two are made: one
+ * with the prefix, for the routes that move with it, and one without, for /healthz, /readyz and
+ * /metrics. (openapi-fetch's pathSerializer cannot carry the prefix: it is given the whole URL,
+ * and only for paths with parameters.)
+ */
+function createRawClient(options: HangarClientOptions, baseSuffix: string): Client<paths> {
   const send = options.fetch ?? ((request: Request) => fetch(request));
-  const prefix = options.prefix ?? '';
   return createClient<paths>({
-    baseUrl: options.baseUrl,
+    baseUrl: `${options.baseUrl.replace(/\/+$/, '')}${baseSuffix}`,
     fetch: options.retry === false ? send : createRetryingFetch(send, { ...DEFAULT_RETRY_POLICY, ...options.retry }),
-    // Routes under /api/ and /v1/ move with Hangar:Api:Prefix; /healthz and /readyz stay at the root.
-    pathSerializer: (path, params) => `${belowPrefix(path) ? prefix : ''}${defaultPathSerializer(path, params)}`,
     headers: {
       ...(options.token && { Authorization: `Bearer ${options.token}` }),
       ...(options.apiKey && { 'X-API-Key': options.apiKey }),
@@ -93,10 +96,15 @@ async function invoke(raw: Client<paths>, operation: OperationEntry, args: unkno
   return dataOrThrow(result);
 }
 
-function generatedGroups(raw: Client<paths>): GeneratedGroups {
+function generatedGroups(prefixed: Client<paths>, root: Client<paths>): GeneratedGroups {
   const groups = Object.entries(operationTable as Record<string, Record<string, OperationEntry>>).map(([group, operations]) => [
     group,
-    Object.fromEntries(Object.entries(operations).map(([name, operation]) => [name, (...args: unknown[]) => invoke(raw, operation, args)])),
+    Object.fromEntries(
+      Object.entries(operations).map(([name, operation]) => [
+        name,
+        (...args: unknown[]) => invoke(belowPrefix(operation.path) ? prefixed : root, operation, args),
+      ]),
+    ),
   ]);
   return Object.fromEntries(groups) as GeneratedGroups;
 }
@@ -125,8 +133,9 @@ function agentRunHelpers(raw: Client<paths>): AgentRunHelpers {
  * throws a HangarProblemError.
  */
 export function createHangarClient(options: HangarClientOptions): HangarClient {
-  const raw = createRawClient(options);
-  const groups = generatedGroups(raw);
+  // Routes under /api/ and /v1/ move with Hangar:Api:Prefix; /healthz, /readyz and /metrics stay at the root.
+  const raw = createRawClient(options, options.prefix ?? '');
+  const groups = generatedGroups(raw, createRawClient(options, ''));
   return {
     ...groups,
     agents: { ...groups.agents, ...agentRunHelpers(raw) },

@@ -16,3 +16,4 @@ export * from './prometheus-text.js';
 export * from './grpc-reflection.js';
 export * from './otlp-receiver.js';
 export * from './pdf.js';
+export * from './chromium.js';

@@ -29,6 +29,7 @@ import { sessionRoutes } from './routes/sessions.routes.js';
 import { skillScriptGrantRoutes } from './routes/skill-script-grants.routes.js';
 import { skillRoutes } from './routes/skills.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
+import { consoleRoutes } from './routes/console.routes.js';
 import { operationsRoutes } from './routes/operations.routes.js';
 
 const JSON_BODY_LIMIT = '1mb';
@@ -56,6 +57,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...retentionRoutes,
     ...openAIRoutes,
     ...operationsRoutes,
+    ...consoleRoutes,
   ];
   routes.push(...systemRoutes(() => routes));
   return routes;

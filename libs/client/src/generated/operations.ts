@@ -139,6 +139,10 @@ export const operationTable = {
     getModelHealth: { operationId: 'getModelHealth', method: 'get', path: '/api/models/health', pathParams: [], body: 'none', response: 'json' },
     getDiagnostics: { operationId: 'getDiagnostics', method: 'get', path: '/api/diagnostics', pathParams: [], body: 'none', response: 'json' },
   },
+  console: {
+    get: { operationId: 'getConsole', method: 'get', path: '/console', pathParams: [], body: 'none', response: 'binary' },
+    getAsset: { operationId: 'getConsoleAsset', method: 'get', path: '/console/assets/{file}', pathParams: ['file'], body: 'none', response: 'binary' },
+  },
   meta: {
     get: { operationId: 'getMeta', method: 'get', path: '/api/meta', pathParams: [], body: 'none', response: 'json' },
     getOpenApiDocument: { operationId: 'getOpenApiDocument', method: 'get', path: '/api/openapi.json', pathParams: [], body: 'none', response: 'json' },
@@ -380,6 +384,12 @@ export interface GeneratedGroups {
     getModelHealth(options?: CallOptions): Promise<JsonResult<'getModelHealth'>>;
     /** `GET /api/diagnostics`: Diagnose the deployment */
     getDiagnostics(options?: CallOptions): Promise<JsonResult<'getDiagnostics'>>;
+  };
+  console: {
+    /** `GET /console`: The web console */
+    get(options?: CallOptions): Promise<Blob>;
+    /** `GET /console/assets/{file}`: A file of the web console */
+    getAsset(file: PathParam<'getConsoleAsset', 'file'>, options?: CallOptions): Promise<Blob>;
   };
   meta: {
     /** `GET /api/meta`: Describe the service */

@@ -28,6 +28,7 @@ export const API_TAGS = {
   'OpenAI compatible':
     'OpenAI’s Chat Completions, Responses, Conversations and Models routes on stored agents (`model` names an agent), for the official OpenAI clients and the Vercel AI SDK. Errors use OpenAI’s error body.',
   Operations: 'Prometheus metrics, diagnostics of the running deployment (when enabled) and the health of each configured model provider.',
+  Console: 'The web console: a page served here that calls this API with the credential it asks for.',
   Meta: 'Service description, this document and health probes; none of them needs a credential.',
 } as const;
 

@@ -1,0 +1,124 @@
+import type { HangarClient, RunEvent } from '@hangar/client';
+import { useEffect, useState } from 'preact/hooks';
+import { describeError } from '../api.js';
+import { href } from '../router.js';
+import { Loaded, Problem, Status, formatCost, formatDuration, formatTime, useLoaded } from '../ui.js';
+
+const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
+
+/** One run: its record, its tree of child runs, and its events live from the stored log. */
+export function RunPage({ client, runId }: { client: HangarClient; runId: string }) {
+  const run = useLoaded(() => client.runs.get(runId), [client, runId]);
+  const tree = useLoaded(() => client.runs.getTree(runId), [client, runId]);
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [eventsError, setEventsError] = useState<unknown>();
+  const [cancelError, setCancelError] = useState<unknown>();
+
+  useEffect(() => {
+    const abort = new AbortController();
+    setEvents([]);
+    setEventsError(undefined);
+    (async () => {
+      try {
+        for await (const event of client.runs.events(runId, { signal: abort.signal })) {
+          setEvents((seen) => [...seen, event]);
+          // The record and the tree as they are once the run ended.
+          if (event.type.startsWith('run.') && event.type !== 'run.started') {
+            run.reload();
+            tree.reload();
+          }
+        }
+      } catch (error) {
+        if (!abort.signal.aborted) setEventsError(error);
+      }
+    })();
+    return () => abort.abort();
+  }, [client, runId]);
+
+  const cancel = async () => {
+    setCancelError(undefined);
+    try {
+      await client.runs.cancel(runId);
+    } catch (error) {
+      setCancelError(error);
+    }
+  };
+
+  return (
+    <section>
+      <p>
+        <a href={href('runs')}>← Runs</a>
+      </p>
+      <h1>Run {runId}</h1>
+      <Loaded state={run} what="the run">
+        {(record) => (
+          <>
+            <dl class="facts">
+              <dt>Agent</dt>
+              <dd>
+                <a href={href('agents', record.agentName)}>{record.agentName}</a>
+                {record.agentVersion !== null && ` v${record.agentVersion}`}
+              </dd>
+              <dt>Status</dt>
+              <dd>
+                <Status status={record.status} />{' '}
+                {record.errorType && <span class="muted">{`${record.errorType}: ${record.errorMessage ?? ''}`}</span>}
+              </dd>
+              <dt>Model</dt>
+              <dd>{record.modelProvider ? `${record.modelProvider}/${record.model}` : '—'}</dd>
+              <dt>Tokens</dt>
+              <dd>
+                {record.usage.totalTokens} ({record.usage.inputTokens} in, {record.usage.outputTokens} out)
+              </dd>
+              <dt>Cost</dt>
+              <dd>{formatCost(record.cost)}</dd>
+              <dt>Started</dt>
+              <dd>{formatTime(record.startedAt)}</dd>
+              <dt>Duration</dt>
+              <dd>{formatDuration(record.durationMs)}</dd>
+              {record.parentRunId && (
+                <>
+                  <dt>Parent</dt>
+                  <dd>
+                    <a href={href('runs', record.parentRunId)}>{record.parentRunId}</a>
+                  </dd>
+                </>
+              )}
+            </dl>
+            {!ENDED.has(record.status) && (
+              <button class="danger" onClick={cancel}>
+                Cancel run
+              </button>
+            )}
+            {cancelError !== undefined && <Problem error={cancelError} />}
+          </>
+        )}
+      </Loaded>
+      <h2>Tree</h2>
+      <Loaded state={tree} what="the tree">
+        {(runs) => (
+          <ul class="tree" aria-label="Run tree">
+            {runs.map((node) => (
+              <li style={{ paddingLeft: `${node.depth * 1.5}rem` }} aria-current={node.id === runId ? 'true' : undefined}>
+                <a href={href('runs', node.id)}>{node.agentName}</a> <Status status={node.status} />{' '}
+                <span class="muted">
+                  {node.usage.totalTokens} tokens, {formatCost(node.cost)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+      <h2>Events</h2>
+      {eventsError !== undefined && <p class="problem">{describeError(eventsError)}</p>}
+      <ol class="events" aria-label="Run events">
+        {events.map((event) => (
+          <li key={event.seq}>
+            <span class="seq">{event.seq}</span> <code>{event.type}</code> <span class="muted">{formatTime(event.at)}</span>
+            {Object.keys(event.data).length > 0 && <pre class="data">{JSON.stringify(event.data)}</pre>}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,66 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { describeError } from './api.js';
+
+/** A value loaded once per `deps`, with its loading and failed states, and a way to load it again. */
+export function useLoaded<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ value?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const reload = useCallback(() => {
+    let current = true;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (value) => current && setState({ value, loading: false }),
+      (error: unknown) => current && setState({ error, loading: false }),
+    );
+    return () => void (current = false);
+  }, deps);
+  useEffect(reload, [reload]);
+  return { ...state, reload };
+}
+
+export function Problem({ error }: { error: unknown }) {
+  return (
+    <p class="problem" role="alert">
+      {describeError(error)}
+    </p>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" aria-busy="true">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** What a load shows while it has nothing to show yet: loading, its error, or `children` with the value. */
+export function Loaded<T>({
+  state,
+  what,
+  children,
+}: {
+  state: { value?: T; error?: unknown; loading: boolean };
+  what: string;
+  children: (value: T) => ComponentChildren;
+}) {
+  if (state.error !== undefined) return <Problem error={state.error} />;
+  if (state.value === undefined) return <Loading what={what} />;
+  return <>{children(state.value)}</>;
+}
+
+export function Status({ status }: { status: string }) {
+  return <span class={`status status-${status.toLowerCase()}`}>{status}</span>;
+}
+
+export const formatCost = (cost: { total: number; currency: string } | null | undefined) =>
+  cost ? `${cost.total.toFixed(cost.total < 0.01 ? 6 : 4)} ${cost.currency}` : '—';
+
+export const formatTime = (at: string | null | undefined) => (at ? new Date(at).toLocaleString() : '—');
+
+export const formatDuration = (ms: number | null | undefined) =>
+  ms == null ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;

@@ -1,0 +1,150 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allInOneModules } from '@hangar/all-in-one';
+import { chromiumPath, eventually, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The web console in this machine's Chromium (deploy/local/chromium.sh installs it when missing), against a
+ * Hangar whose agents answer from the mock upstream. A screenshot of each page goes to
+ * .hangar/console-screenshots/ (gitignored; CI keeps it as an artifact).
+ */
+const SCREENSHOTS = fileURLToPath(new URL('../.hangar/console-screenshots/', import.meta.url));
+const PREFIX = '/hangar';
+
+let hangar: HangarUnderTest;
+let mock: MockOpenAI;
+let browser: Browser;
+let page: Page;
+
+/** hangar.url ends with the prefix. */
+const console_ = (hash = '') => `${hangar.url}/console${hash}`;
+const origin = () => new URL(hangar.url).origin;
+const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  mock = await startMockOpenAI();
+  mock.script('words', [{ text: 'Hello from the console test, streamed word by word.', chunkDelayMs: 30 }]);
+  mock.script('slow-words', [{ text: Array.from({ length: 200 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 100 }]);
+  hangar = await startHangar({
+    modules: allInOneModules(),
+    overrides: {
+      Hangar: { Api: { Prefix: PREFIX } },
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+    },
+  });
+  browser = await chromium.launch({ executablePath: await chromiumPath(), args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(10_000);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await hangar?.stop();
+  await mock?.close();
+});
+
+describe('the web console', () => {
+  it('is served under the prefix without a credential, with its assets cached and a strict content policy', async () => {
+    const served = await fetch(console_());
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(served.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    const html = await served.text();
+    expect(html).toContain(`<meta name="hangar-api-prefix" content="${PREFIX}" />`);
+    const script = /src="([^"]+\.js)"/.exec(html)![1];
+    expect(script.startsWith(`${PREFIX}/console/assets/`)).toBe(true);
+    const asset = await fetch(`${origin()}${script}`);
+    expect([asset.status, asset.headers.get('cache-control')]).toEqual([200, 'public, max-age=31536000, immutable']);
+    const missing = await fetch(`${hangar.url}/console/assets/nothing.js`);
+    expect([missing.status, missing.headers.get('content-type')]).toEqual([404, 'application/problem+json; charset=utf-8']);
+    expect((await fetch(`${hangar.url}/console/assets/..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it('refuses a wrong token with the API’s reason, then signs in with the right one', async () => {
+    await page.goto(console_());
+    await page.getByLabel('Token', { exact: true }).fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/credential is not valid/);
+    await page.getByLabel('Token', { exact: true }).fill(TEST_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await screenshot('agents');
+  });
+
+  it('creates an agent, showing a refusal’s reasons first', async () => {
+    await page.getByLabel('Name').fill('console-bot');
+    await page.getByLabel('Provider').fill('nowhere');
+    await page.getByLabel('Model').fill('words');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/nowhere/);
+    await page.getByLabel('Provider').fill('mock');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'console-bot' }).waitFor();
+    await page.getByRole('heading', { name: 'Versions' }).waitFor();
+    await screenshot('agent');
+  });
+
+  it('runs it in the playground and shows the text as it streams', async () => {
+    await page.getByRole('link', { name: 'Run in the playground' }).click();
+    await page.getByLabel('Message').fill('Say hello');
+    await page.getByRole('button', { name: 'Run' }).click();
+    const answer = page.getByTestId('answer');
+    // Part of the text while the rest is still coming, then all of it.
+    await expect.poll(() => answer.textContent(), { timeout: 10_000 }).toMatch(/Hello from/);
+    expect(await answer.textContent()).not.toContain('word by word.');
+    await expect.poll(() => answer.textContent(), { timeout: 10_000 }).toBe('Hello from the console test, streamed word by word.');
+    await page.getByText('Completed').waitFor();
+    await screenshot('playground');
+  });
+
+  it('opens the run: its record, its tree and its events', async () => {
+    await page.getByRole('link', { name: /^[0-9a-f-]{36}$/ }).click();
+    await page.getByRole('heading', { name: /^Run / }).waitFor();
+    const events = page.getByRole('list', { name: 'Run events' });
+    await expect.poll(() => events.textContent()).toContain('run.completed');
+    expect(await events.textContent()).toContain('run.started');
+    const tree = page.getByRole('list', { name: 'Run tree' });
+    expect(await tree.textContent()).toContain('console-bot');
+    await screenshot('run');
+  });
+
+  it('lists the run among the runs, and cancels a slow one from its page', async () => {
+    const slow = await hangar.request('POST', `/api/agents`, {
+      body: { name: 'console-slow', model: { provider: 'mock', model: 'slow-words' } },
+    });
+    expect(slow.status).toBe(201);
+    const started = await hangar.request('POST', `/api/agents/console-slow/run`, {
+      body: { message: 'take your time' },
+      headers: { Prefer: 'respond-async' },
+    });
+    expect(started.status).toBe(202);
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await expect.poll(() => page.getByRole('table').textContent()).toContain('console-bot');
+    await screenshot('runs');
+    const runId = started.body.runId as string;
+    await eventually(
+      async () => ((await hangar.request('GET', `/api/runs/${runId}`)).body.status === 'Running' ? true : undefined),
+      'the slow run running',
+    );
+    await page.goto(console_(`#/runs/${runId}`));
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    const events = page.getByRole('list', { name: 'Run events' });
+    await expect.poll(() => events.textContent(), { timeout: 10_000 }).toContain('run.canceled');
+    expect((await hangar.request('GET', `/api/runs/${runId}`)).body.status).toBe('Canceled');
+  });
+
+  it('fits a phone’s width', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(console_('#/runs'));
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    // The page's own code, run in the browser: the document is no wider than the screen.
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot('runs-phone');
+  });
+});
