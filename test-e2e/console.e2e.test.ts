@@ -138,6 +138,93 @@ describe('the web console', () => {
     expect((await hangar.request('GET', `/api/runs/${runId}`)).body.status).toBe('Canceled');
   });
 
+  it('shows two versions side by side, and rolls back to the first as a new version', async () => {
+    const updated = await hangar.request('PUT', '/api/agents/console-bot', {
+      body: { name: 'console-bot', instructions: 'Answer in one line.', model: { provider: 'mock', model: 'words' } },
+    });
+    expect(updated.status).toBe(200);
+    await page.goto(console_('#/agents/console-bot'));
+    await page.getByLabel('Compare version 1').check();
+    await page.getByLabel('Compare version 2').check();
+    const diff = page.getByRole('table', { name: 'Differences between version 1 and 2' });
+    await expect.poll(() => diff.textContent()).toContain('Answer in one line.');
+    expect(await diff.locator('tr.added').count()).toBeGreaterThan(0);
+    await screenshot('agent-diff');
+    await page.getByRole('button', { name: 'Roll back to 1' }).click();
+    await page.getByLabel('Compare version 3').waitFor();
+    const versions = (await hangar.request('GET', '/api/agents/console-bot/versions')).body;
+    expect(versions.map((version: any) => `${version.version}:${version.instructions}`)).toEqual([
+      '3:null',
+      '2:Answer in one line.',
+      '1:null',
+    ]);
+  });
+
+  it('keeps a playground conversation in a session, and branches it at a message', async () => {
+    await page.goto(console_('#/playground/console-bot'));
+    await page.getByLabel('Session', { exact: false }).fill('console-chat');
+    for (const message of ['First question', 'Second question']) {
+      await page.getByLabel('Message').fill(message);
+      await page.getByRole('button', { name: 'Run' }).click();
+      await page.getByText('Completed').waitFor();
+    }
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByRole('link', { name: 'console-chat' }).click();
+    const messages = page.getByRole('list', { name: 'Messages' });
+    await expect.poll(() => messages.locator('li').count()).toBe(4);
+    await screenshot('session');
+    await messages.locator('li').nth(1).getByRole('button', { name: 'Branch after this message' }).click();
+    await page.getByText('Branched from console-chat').waitFor();
+    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).locator('li').count()).toBe(2);
+    expect(await page.getByRole('list', { name: 'Messages' }).textContent()).toContain('First question');
+  });
+
+  it('shows quota usage and the audit trail', async () => {
+    const rule = await hangar.request('PUT', '/api/quotas/console-runs', { body: { metric: 'Runs', period: 'Day', limit: 100 } });
+    expect(rule.status).toBeLessThan(300);
+    const key = await hangar.request('POST', '/api/api-keys', { body: { name: 'console-key', role: 'Reader' } });
+    expect(key.status).toBe(201);
+    await page.getByRole('link', { name: 'Quotas', exact: true }).click();
+    await page.getByRole('meter', { name: /^console-runs: \d+ of 100$/ }).waitFor();
+    await screenshot('quotas');
+    await page.getByRole('link', { name: 'Audit', exact: true }).click();
+    await expect.poll(() => page.getByRole('table').textContent()).toContain('api-key.created');
+    await screenshot('audit');
+  });
+
+  it('signs in with an API key, and out again, saying why, once the key is revoked', async () => {
+    const key = (await hangar.request('POST', '/api/api-keys', { body: { name: 'console-reader', role: 'Reader' } })).body;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('radio', { name: 'API key' }).check();
+    await page.locator('input[name="credential"]').fill(key.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back on the page it left (the audit trail), which a Reader may not see: the API's reason is shown.
+    await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('requires the Admin role');
+    expect((await hangar.request('DELETE', `/api/api-keys/${key.id}`)).status).toBe(204);
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.getByText('The API refused the credential in use').waitFor();
+    await page.getByLabel('Token', { exact: true }).fill(TEST_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+  });
+
+  it('reaches every route of the OpenAPI document in two clicks, and calls one with the signed-in credential', async () => {
+    await page.getByRole('link', { name: 'API', exact: true }).click();
+    const document = (await hangar.request('GET', '/api/openapi.json')).body;
+    const routes = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    await page.getByRole('link', { name: 'GET /hangar/api/agents/{name}', exact: true }).waitFor();
+    const listed = await page.locator('.explorer li a').allTextContents();
+    expect(listed.sort()).toEqual(routes.sort());
+    await screenshot('api');
+    await page.getByRole('link', { name: 'GET /hangar/api/agents/{name}', exact: true }).click();
+    await page.getByLabel('name').fill('console-bot');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByTestId('response').textContent()).toContain('"origin": "Database"');
+  });
+
   it('fits a phone’s width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(console_('#/runs'));

@@ -26,13 +26,19 @@ export function storeCredential(credential: Credential | undefined) {
 }
 
 /** A client of the public API (the console has no routes of its own), as the credential allows. */
-export function clientFor(credential: Credential): HangarClient {
+export function clientFor(credential: Credential, onRefused: () => void): HangarClient {
   return createHangarClient({
     baseUrl: location.origin,
     prefix: apiPrefix,
     ...(credential.kind === 'token' ? { token: credential.value } : { apiKey: credential.value }),
     // A person is waiting: a failed call is shown at once, not retried behind their back.
     retry: false,
+    // A credential refused later (revoked, expired) signs the console out.
+    fetch: async (request: Request) => {
+      const response = await fetch(request);
+      if (response.status === 401) onRefused();
+      return response;
+    },
   });
 }
 
@@ -45,4 +51,6 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export const isUnauthorized = (error: unknown) => error instanceof HangarProblemError && error.status === 401;
+/** Headers that carry the credential, for calls the typed client does not make (the API explorer's). */
+export const credentialHeaders = (credential: Credential): Record<string, string> =>
+  credential.kind === 'token' ? { Authorization: `Bearer ${credential.value}` } : { 'X-API-Key': credential.value };

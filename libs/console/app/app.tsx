@@ -1,10 +1,13 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { clientFor, storeCredential, storedCredential, type Credential } from './api.js';
 import { AgentPage } from './pages/agent.js';
 import { AgentsPage } from './pages/agents.js';
+import { ExplorerPage } from './pages/explorer.js';
+import { AuditPage, QuotasPage } from './pages/governance.js';
 import { PlaygroundPage } from './pages/playground.js';
 import { RunPage } from './pages/run.js';
 import { RunsPage } from './pages/runs.js';
+import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { SignIn } from './pages/sign-in.js';
 import { href, useRoute } from './router.js';
 
@@ -12,25 +15,41 @@ const SECTIONS = [
   { path: 'agents', label: 'Agents' },
   { path: 'playground', label: 'Playground' },
   { path: 'runs', label: 'Runs' },
+  { path: 'sessions', label: 'Sessions' },
+  { path: 'quotas', label: 'Quotas' },
+  { path: 'audit', label: 'Audit' },
+  { path: 'api', label: 'API' },
 ];
 
 export function App() {
   const [credential, setCredential] = useState<Credential | undefined>(storedCredential);
   const route = useRoute();
+  // One client per credential: pages load again when it changes, not on every render.
+  const [refused, setRefused] = useState(false);
   const signOut = () => {
     storeCredential(undefined);
     setCredential(undefined);
   };
-  if (!credential)
+  const client = useMemo(
+    () =>
+      credential &&
+      clientFor(credential, () => {
+        setRefused(true);
+        signOut();
+      }),
+    [credential],
+  );
+  if (!credential || !client)
     return (
       <SignIn
+        refused={refused}
         onSignedIn={(signedIn) => {
           storeCredential(signedIn);
+          setRefused(false);
           setCredential(signedIn);
         }}
       />
     );
-  const client = clientFor(credential);
   const [section = 'agents', id] = route;
   return (
     <>
@@ -50,11 +69,16 @@ export function App() {
         </button>
       </header>
       <main>
-        {section === 'agents' && !id && <AgentsPage client={client} onUnauthorized={signOut} />}
+        {section === 'agents' && !id && <AgentsPage client={client} />}
         {section === 'agents' && id && <AgentPage client={client} name={id} />}
         {section === 'playground' && <PlaygroundPage client={client} agentName={id} />}
         {section === 'runs' && !id && <RunsPage client={client} />}
         {section === 'runs' && id && <RunPage client={client} runId={id} />}
+        {section === 'sessions' && !id && <SessionsPage client={client} />}
+        {section === 'sessions' && id && <SessionPage client={client} sessionId={id} />}
+        {section === 'quotas' && <QuotasPage client={client} />}
+        {section === 'audit' && <AuditPage client={client} />}
+        {section === 'api' && <ExplorerPage client={client} credential={credential} operationId={id} />}
         {!SECTIONS.some((each) => each.path === section) && <p class="problem">No page at #{route.join('/')}.</p>}
       </main>
     </>

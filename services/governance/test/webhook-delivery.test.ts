@@ -136,6 +136,65 @@ describe('webhook delivery worker', () => {
     expect(weak.recorded[0].outcome.error).toMatch(/is not a Standard Webhooks secret/);
   });
 
+  it('attempts each planned retry when it comes due, not only the soonest, without waiting for the poll', async () => {
+    // d1 is retried after 100 ms, d2 (one attempt made already) after 400 ms; the poll is a minute away.
+    const originals = new Map([due(1, 0), due(2, 1)].map((delivery) => [delivery.id, delivery]));
+    const waiting = [...originals.values()].map((delivery) => ({ delivery, dueAt: 0 }));
+    const attempts: Array<{ id: string; at: number }> = [];
+    let settle!: () => void;
+    const bothDelivered = new Promise<void>((resolve) => (settle = resolve));
+    let delivered = 0;
+    const repository = strictFake<Pick<WebhookRepository, 'claimDue' | 'recordAttempt'>>('repository', {
+      async claimDue(_owner, limit) {
+        const now = Date.now();
+        const ready = waiting.filter((entry) => entry.dueAt <= now).slice(0, limit);
+        for (const entry of ready) waiting.splice(waiting.indexOf(entry), 1);
+        return ready.map((entry) => entry.delivery);
+      },
+      async recordAttempt(delivery, _owner, outcome) {
+        if (outcome.delivered && ++delivered === 2) settle();
+        if (outcome.retryAt)
+          waiting.push({ delivery: { ...originals.get(delivery.id)!, attempt: delivery.attempt + 1 }, dueAt: outcome.retryAt.getTime() });
+        return { recorded: true, disabled: false };
+      },
+    });
+    const egress = strictFake<EgressClient>('egress', {
+      async request(_url, init) {
+        const { n } = JSON.parse(String(init.body)).data;
+        attempts.push({ id: `d${n}`, at: Date.now() });
+        // Each delivery fails its first attempt here.
+        return {
+          status: attempts.filter((attempt) => attempt.id === `d${n}`).length === 1 ? 503 : 204,
+          headers: {},
+          body: Buffer.alloc(0),
+          truncated: false,
+        };
+      },
+    });
+    const worker = createDeliveryWorker({
+      repository,
+      egress,
+      secret: () => ({ value: SECRET }),
+      disabled: () => {},
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      settings: { ...SETTINGS, retryDelaysMs: [100, 400, 400] },
+      random: () => 0.5,
+    });
+    worker.start();
+    await Promise.race([
+      bothDelivered,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('a retry waited for the poll')), 5000)),
+    ]);
+    await worker.stop();
+    const gap = (id: string) => {
+      const [first, second] = attempts.filter((attempt) => attempt.id === id);
+      return second.at - first.at;
+    };
+    expect(gap('d1')).toBeGreaterThanOrEqual(95);
+    expect(gap('d2')).toBeGreaterThanOrEqual(395);
+    expect(gap('d2')).toBeLessThan(2000);
+  });
+
   it('keeps at most `concurrency` attempts in flight, and tells when an attempt disabled the subscription', async () => {
     const queue = [1, 2, 3, 4, 5].map((n) => due(n));
     queue.push({ ...due(6), id: 'd-disables' });

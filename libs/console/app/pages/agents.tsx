@@ -1,13 +1,11 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { isUnauthorized } from '../api.js';
 import { href, navigate } from '../router.js';
 import { Empty, Loaded, Problem, formatTime, useLoaded } from '../ui.js';
 
 /** The tenant's agents (stored and code-defined), and a form for a new one. */
-export function AgentsPage({ client, onUnauthorized }: { client: HangarClient; onUnauthorized: () => void }) {
+export function AgentsPage({ client }: { client: HangarClient }) {
   const agents = useLoaded(() => client.agents.list(), [client]);
-  if (isUnauthorized(agents.error)) onUnauthorized();
   return (
     <section>
       <h1>Agents</h1>

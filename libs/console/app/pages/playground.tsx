@@ -20,6 +20,7 @@ interface Streamed {
 export function PlaygroundPage({ client, agentName }: { client: HangarClient; agentName?: string }) {
   const agents = useLoaded(() => client.agents.list(), [client]);
   const [message, setMessage] = useState('');
+  const [sessionId, setSessionId] = useState('');
   const [streamed, setStreamed] = useState<Streamed>();
   const [error, setError] = useState<unknown>();
   const running = useRef<AbortController | undefined>(undefined);
@@ -37,7 +38,11 @@ export function PlaygroundPage({ client, agentName }: { client: HangarClient; ag
     setStreamed(state);
     const update = (next: Partial<Streamed>) => setStreamed((state = { ...state, ...next }));
     try {
-      for await (const frame of client.agents.run(agentName, { message }, { signal: abort.signal })) {
+      for await (const frame of client.agents.run(
+        agentName,
+        { message, ...(sessionId.trim() && { sessionId: sessionId.trim() }) },
+        { signal: abort.signal },
+      )) {
         if (frame.event === 'run') update({ runId: frame.data.runId });
         else if (frame.event === 'update') {
           const data = frame.data;
@@ -100,6 +105,10 @@ export function PlaygroundPage({ client, agentName }: { client: HangarClient; ag
             </label>
           )}
         </Loaded>
+        <label>
+          Session <span class="muted">(optional: a new id starts one, an existing one continues it)</span>
+          <input name="sessionId" value={sessionId} onInput={(event) => setSessionId(event.currentTarget.value)} />
+        </label>
         <label>
           Message
           <textarea name="message" rows={3} required value={message} onInput={(event) => setMessage(event.currentTarget.value)} />

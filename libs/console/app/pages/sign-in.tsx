@@ -3,7 +3,7 @@ import { clientFor, type Credential } from '../api.js';
 import { Problem } from '../ui.js';
 
 /** Asks for a bearer token or an API key, and keeps it (for this tab) once the API accepts it. */
-export function SignIn({ onSignedIn }: { onSignedIn: (credential: Credential) => void }) {
+export function SignIn({ refused, onSignedIn }: { refused: boolean; onSignedIn: (credential: Credential) => void }) {
   const [kind, setKind] = useState<Credential['kind']>('token');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>();
@@ -14,7 +14,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credential: Credential) =>
     setChecking(true);
     setError(undefined);
     try {
-      await clientFor(credential).agents.list();
+      await clientFor(credential, () => {}).agents.list();
       onSignedIn(credential);
     } catch (caught) {
       setError(caught);
@@ -25,6 +25,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credential: Credential) =>
   return (
     <main class="sign-in">
       <h1>Hangar Console</h1>
+      {refused && <p class="problem">The API refused the credential in use (revoked or expired?): sign in again.</p>}
       <form onSubmit={submit}>
         <fieldset>
           <legend>Sign in with</legend>

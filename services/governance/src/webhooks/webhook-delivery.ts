@@ -35,6 +35,8 @@ export interface DeliveryWorkerDeps {
 /** A retry waits its scheduled delay ±10 %, so receivers that failed together are not retried together. */
 const JITTER = 0.1;
 /** A lease outlives the attempt it covers; a process that dies mid-attempt loses it after this margin. */
+/** Planned retry times kept per process; later ones are attempted by the poll. */
+const MAX_PLANNED_WAKES = 10_000;
 const LEASE_MARGIN_MS = 5_000;
 
 /**
@@ -53,8 +55,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   let claimAgain = false;
   let stopped = false;
   let poll: NodeJS.Timeout | undefined;
-  // One timer for the soonest retry this process planned (the poll covers the rest).
-  let wake: { timer: NodeJS.Timeout; at: number } | undefined;
+  // When the retries this process planned come due, soonest first; one timer waits for the first.
+  // Past MAX_PLANNED_WAKES the latest are left to the poll.
+  const wakeTimes: number[] = [];
+  let wakeTimer: NodeJS.Timeout | undefined;
   let claims = 0;
 
   async function attempt(delivery: DueDelivery): Promise<AttemptOutcome> {
@@ -116,17 +120,27 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   }
 
   function wakeAt(at: Date) {
-    if (wake && wake.at <= at.getTime()) return;
-    if (wake) clearTimeout(wake.timer);
-    const timer = setTimeout(
+    const time = at.getTime();
+    const later = wakeTimes.findIndex((planned) => planned > time);
+    const index = later < 0 ? wakeTimes.length : later;
+    wakeTimes.splice(index, 0, time);
+    if (wakeTimes.length > MAX_PLANNED_WAKES) wakeTimes.pop();
+    if (index === 0) waitForFirstWake();
+  }
+
+  function waitForFirstWake() {
+    clearTimeout(wakeTimer);
+    if (!wakeTimes.length || stopped) return;
+    wakeTimer = setTimeout(
       () => {
-        wake = undefined;
+        const now = Date.now();
+        while (wakeTimes.length && wakeTimes[0] <= now) wakeTimes.shift();
+        waitForFirstWake();
         nudge();
       },
-      Math.max(0, at.getTime() - Date.now()),
+      Math.max(0, wakeTimes[0] - Date.now()),
     );
-    timer.unref();
-    wake = { timer, at: at.getTime() };
+    wakeTimer.unref();
   }
 
   async function claim() {
@@ -182,7 +196,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     async stop() {
       stopped = true;
       clearInterval(poll);
-      if (wake) clearTimeout(wake.timer);
+      clearTimeout(wakeTimer);
       await claiming;
       await Promise.allSettled([...inFlight]);
     },
