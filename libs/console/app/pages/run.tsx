@@ -5,6 +5,8 @@ import { href } from '../router.js';
 import { Loaded, Problem, Status, formatCost, formatDuration, formatTime, useLoaded } from '../ui.js';
 
 const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
+/** The latest events listed; a long run's earlier ones are counted, not drawn. */
+const SHOWN_EVENTS = 1000;
 
 /** One run: its record, its tree of child runs, and its events live from the stored log. */
 export function RunPage({ client, runId }: { client: HangarClient; runId: string }) {
@@ -18,10 +20,22 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
     const abort = new AbortController();
     setEvents([]);
     setEventsError(undefined);
+    // Events that came since the last frame are added together: a run of thousands of deltas
+    // replays its history in a burst, which one render per event would crawl through.
+    let arrived: RunEvent[] = [];
+    let frame: number | undefined;
+    const show = () => {
+      frame = undefined;
+      const batch = arrived;
+      arrived = [];
+      setEvents((seen) => [...seen, ...batch]);
+    };
+    abort.signal.addEventListener('abort', () => frame !== undefined && cancelAnimationFrame(frame));
     (async () => {
       try {
         for await (const event of client.runs.events(runId, { signal: abort.signal })) {
-          setEvents((seen) => [...seen, event]);
+          arrived.push(event);
+          frame ??= requestAnimationFrame(show);
           // The record and the tree as they are once the run ended.
           if (event.type.startsWith('run.') && event.type !== 'run.started') {
             run.reload();
@@ -111,8 +125,13 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
       </Loaded>
       <h2>Events</h2>
       {eventsError !== undefined && <p class="problem">{describeError(eventsError)}</p>}
+      {events.length > SHOWN_EVENTS && (
+        <p class="muted">
+          The first {events.length - SHOWN_EVENTS} of {events.length} events are not shown here; GET /api/runs/{runId}/events has them all.
+        </p>
+      )}
       <ol class="events" aria-label="Run events">
-        {events.map((event) => (
+        {events.slice(-SHOWN_EVENTS).map((event) => (
           <li key={event.seq}>
             <span class="seq">{event.seq}</span> <code>{event.type}</code> <span class="muted">{formatTime(event.at)}</span>
             {Object.keys(event.data).length > 0 && <pre class="data">{JSON.stringify(event.data)}</pre>}
