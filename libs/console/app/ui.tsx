@@ -64,3 +64,17 @@ export const formatTime = (at: string | null | undefined) => (at ? new Date(at).
 
 export const formatDuration = (ms: number | null | undefined) =>
   ms == null ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+
+/** Newer and Older for a list read a page at a time, newest first: Older while the page came back full. */
+export function Pager({ page, full, onPage }: { page: number; full: boolean; onPage: (page: number) => void }) {
+  return (
+    <div class="row">
+      <button class="quiet" disabled={page === 0} onClick={() => onPage(page - 1)}>
+        Newer
+      </button>
+      <button class="quiet" disabled={!full} onClick={() => onPage(page + 1)}>
+        Older
+      </button>
+    </div>
+  );
+}

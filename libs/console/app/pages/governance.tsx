@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { Empty, Loaded, formatTime, useLoaded } from '../ui.js';
+import { Empty, Loaded, formatTime, useLoaded, Pager } from '../ui.js';
 
 /** The tenant's quota rules, each with how much of its window is used. */
 export function QuotasPage({ client }: { client: HangarClient }) {
@@ -106,14 +106,7 @@ export function AuditPage({ client }: { client: HangarClient }) {
                   ))}
                 </tbody>
               </table>
-              <div class="row">
-                <button class="quiet" disabled={page === 0} onClick={() => setPage(page - 1)}>
-                  Newer
-                </button>
-                <button class="quiet" disabled={list.length < PAGE} onClick={() => setPage(page + 1)}>
-                  Older
-                </button>
-              </div>
+              <Pager page={page} full={list.length === PAGE} onPage={setPage} />
             </>
           )
         }

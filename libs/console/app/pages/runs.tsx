@@ -1,7 +1,7 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
 import { href } from '../router.js';
-import { Empty, Loaded, Status, formatCost, formatDuration, formatTime, useLoaded } from '../ui.js';
+import { Empty, Loaded, Status, formatCost, formatDuration, formatTime, useLoaded, Pager } from '../ui.js';
 
 const STATUSES = ['Queued', 'Running', 'AwaitingApproval', 'Completed', 'Failed', 'Canceled'] as const;
 const PAGE = 50;
@@ -80,14 +80,7 @@ export function RunsPage({ client }: { client: HangarClient }) {
                   ))}
                 </tbody>
               </table>
-              <div class="row">
-                <button class="quiet" disabled={page === 0} onClick={() => setPage(page - 1)}>
-                  Newer
-                </button>
-                <button class="quiet" disabled={list.length < PAGE} onClick={() => setPage(page + 1)}>
-                  Older
-                </button>
-              </div>
+              <Pager page={page} full={list.length === PAGE} onPage={setPage} />
             </>
           )
         }
