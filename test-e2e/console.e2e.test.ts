@@ -225,6 +225,23 @@ describe('the web console', () => {
     await expect.poll(() => page.getByTestId('response').textContent()).toContain('"origin": "Database"');
   });
 
+  it('checks a draft definition as it is typed, and creates the agent once it is valid', async () => {
+    await page.goto(console_('#/agents'));
+    const definition = page.getByLabel('Definition (JSON)');
+    const check = page.getByTestId('draft-check');
+    await definition.fill('{ "name": "drafted", ');
+    await expect.poll(() => check.textContent()).toContain('Not a definition yet');
+    await definition.fill(JSON.stringify({ name: 'drafted', model: { provider: 'mock', model: 'words' }, tools: ['no-such-tool'] }));
+    await expect.poll(() => check.textContent()).toMatch(/Error at .*no-such-tool|no-such-tool/);
+    expect(await page.getByRole('button', { name: 'Create from this definition' }).isDisabled()).toBe(true);
+    await screenshot('draft');
+    await definition.fill(JSON.stringify({ name: 'drafted', model: { provider: 'mock', model: 'words' } }));
+    await expect.poll(() => check.textContent()).toBe('Valid.');
+    await page.getByRole('button', { name: 'Create from this definition' }).click();
+    await page.getByRole('heading', { name: 'drafted' }).waitFor();
+    expect((await hangar.request('GET', '/api/agents/drafted')).status).toBe(200);
+  });
+
   it('fits a phone’s width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(console_('#/runs'));

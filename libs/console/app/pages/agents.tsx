@@ -1,6 +1,7 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
 import { href, navigate } from '../router.js';
+import { DraftDefinition } from './draft.js';
 import { Empty, Loaded, Problem, formatTime, useLoaded } from '../ui.js';
 
 /** The tenant's agents (stored and code-defined), and a form for a new one. */
@@ -43,6 +44,7 @@ export function AgentsPage({ client }: { client: HangarClient }) {
         }
       </Loaded>
       <NewAgent client={client} />
+      <DraftDefinition client={client} />
     </section>
   );
 }
