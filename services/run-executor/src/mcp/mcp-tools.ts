@@ -83,7 +83,9 @@ export function createMcpTools(deps: McpToolDeps) {
       if (deadline.aborted) throw new HangarError('unavailable', `${what} took longer than ${deps.timeoutMs} ms (Tools:DefaultTimeout)`);
       throw new HangarError('unavailable', `tool server ${server.name} could not be used: ${describeMcpError(error)}`);
     } finally {
-      await client?.close().catch(() => {});
+      // Closed without holding the answer: a closing client can wait on the request it abandoned
+      // (a tool still running past the deadline), which made a timed-out call last as long as the tool.
+      void client?.close().catch(() => {});
     }
   }
 
