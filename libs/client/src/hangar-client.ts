@@ -67,12 +67,19 @@ function createRawClient(options: HangarClientOptions, baseSuffix: string): Clie
   return createClient<paths>({
     baseUrl: `${options.baseUrl.replace(/\/+$/, '')}${baseSuffix}`,
     fetch: options.retry === false ? send : createRetryingFetch(send, { ...DEFAULT_RETRY_POLICY, ...options.retry }),
-    headers: {
-      ...(options.token && { Authorization: `Bearer ${options.token}` }),
-      ...(options.apiKey && { 'X-API-Key': options.apiKey }),
-      ...(options.tenant && { [options.tenantHeader ?? 'X-Hangar-Tenant']: options.tenant }),
-    },
+    headers: credentialHeaders(options),
   });
+}
+
+/** The headers that carry the options' credential and tenant, for a call made without the client (a raw fetch). */
+export function credentialHeaders(
+  options: Pick<HangarClientOptions, 'token' | 'apiKey' | 'tenant' | 'tenantHeader'>,
+): Record<string, string> {
+  return {
+    ...(options.token && { Authorization: `Bearer ${options.token}` }),
+    ...(options.apiKey && { 'X-API-Key': options.apiKey }),
+    ...(options.tenant && { [options.tenantHeader ?? 'X-Hangar-Tenant']: options.tenant }),
+  };
 }
 
 /** Calls one generated operation: `args` are its path parameters in order, then its body (when it takes one), then options. */

@@ -1,5 +1,6 @@
 export {
   createHangarClient,
+  credentialHeaders,
   type AgentRunHelpers,
   type HangarClient,
   type HangarClientOptions,

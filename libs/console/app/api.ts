@@ -1,4 +1,4 @@
-import { createHangarClient, HangarProblemError, type HangarClient } from '@hangar/client';
+import { createHangarClient, credentialHeaders, HangarProblemError, type HangarClient } from '@hangar/client';
 
 /** The credential the console signs in with: a bearer token or an API key, kept for this tab only. */
 export interface Credential {
@@ -30,7 +30,7 @@ export function clientFor(credential: Credential, onRefused: () => void): Hangar
   return createHangarClient({
     baseUrl: location.origin,
     prefix: apiPrefix,
-    ...(credential.kind === 'token' ? { token: credential.value } : { apiKey: credential.value }),
+    ...asOptions(credential),
     // A person is waiting: a failed call is shown at once, not retried behind their back.
     retry: false,
     // A credential refused later (revoked, expired) signs the console out.
@@ -51,6 +51,8 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The client options that carry the credential. */
+const asOptions = (credential: Credential) => (credential.kind === 'token' ? { token: credential.value } : { apiKey: credential.value });
+
 /** Headers that carry the credential, for calls the typed client does not make (the API explorer's). */
-export const credentialHeaders = (credential: Credential): Record<string, string> =>
-  credential.kind === 'token' ? { Authorization: `Bearer ${credential.value}` } : { 'X-API-Key': credential.value };
+export const headersFor = (credential: Credential) => credentialHeaders(asOptions(credential));

@@ -65,8 +65,15 @@ export const formatTime = (at: string | null | undefined) => (at ? new Date(at).
 export const formatDuration = (ms: number | null | undefined) =>
   ms == null ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 
+/** How many entries a paged list reads at a time. */
+const PAGE_SIZE = 50;
+
+/** The `skip` and `take` of page `page` (from 0) of a paged list route. */
+export const pageQuery = (page: number) => ({ skip: String(page * PAGE_SIZE), take: String(PAGE_SIZE) });
+
 /** Newer and Older for a list read a page at a time, newest first: Older while the page came back full. */
-export function Pager({ page, full, onPage }: { page: number; full: boolean; onPage: (page: number) => void }) {
+export function Pager({ page, shown, onPage }: { page: number; shown: number; onPage: (page: number) => void }) {
+  const full = shown === PAGE_SIZE;
   return (
     <div class="row">
       <button class="quiet" disabled={page === 0} onClick={() => onPage(page - 1)}>

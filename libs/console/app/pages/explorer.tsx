@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { credentialHeaders, type Credential } from '../api.js';
+import { headersFor, type Credential } from '../api.js';
 import { href } from '../router.js';
 import { Loaded, Problem, useLoaded } from '../ui.js';
 
@@ -87,7 +87,7 @@ function Call({ operation, credential }: { operation: Operation; credential: Cre
       }
       const response = await fetch(`${path}${query.size ? `?${query}` : ''}`, {
         method: operation.method,
-        headers: { ...credentialHeaders(credential), ...(operation.hasBody && { 'Content-Type': 'application/json' }) },
+        headers: { ...headersFor(credential), ...(operation.hasBody && { 'Content-Type': 'application/json' }) },
         body: operation.hasBody ? body : undefined,
       });
       const type = response.headers.get('content-type') ?? '';

@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { Empty, Loaded, formatTime, useLoaded, Pager } from '../ui.js';
+import { Empty, Loaded, formatTime, useLoaded, Pager, pageQuery } from '../ui.js';
 
 /** The tenant's quota rules, each with how much of its window is used. */
 export function QuotasPage({ client }: { client: HangarClient }) {
@@ -45,8 +45,6 @@ export function QuotasPage({ client }: { client: HangarClient }) {
   );
 }
 
-const PAGE = 50;
-
 /** The audit trail, newest first, filtered by action. */
 export function AuditPage({ client }: { client: HangarClient }) {
   const [action, setAction] = useState('');
@@ -54,7 +52,7 @@ export function AuditPage({ client }: { client: HangarClient }) {
   const entries = useLoaded(
     () =>
       client.audit.listEntries({
-        query: { ...(action.trim() && { action: action.trim() }), skip: String(page * PAGE), take: String(PAGE) },
+        query: { ...(action.trim() && { action: action.trim() }), ...pageQuery(page) },
       }),
     [client, action, page],
   );
@@ -106,7 +104,7 @@ export function AuditPage({ client }: { client: HangarClient }) {
                   ))}
                 </tbody>
               </table>
-              <Pager page={page} full={list.length === PAGE} onPage={setPage} />
+              <Pager page={page} shown={list.length} onPage={setPage} />
             </>
           )
         }

@@ -1,10 +1,9 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
 import { href } from '../router.js';
-import { Empty, Loaded, Status, formatCost, formatDuration, formatTime, useLoaded, Pager } from '../ui.js';
+import { Empty, Loaded, Status, formatCost, formatDuration, formatTime, useLoaded, Pager, pageQuery } from '../ui.js';
 
 const STATUSES = ['Queued', 'Running', 'AwaitingApproval', 'Completed', 'Failed', 'Canceled'] as const;
-const PAGE = 50;
 
 /** Root runs, newest first, filtered by agent and status, a page at a time. */
 export function RunsPage({ client }: { client: HangarClient }) {
@@ -17,8 +16,7 @@ export function RunsPage({ client }: { client: HangarClient }) {
         query: {
           ...(agentName.trim() && { agentName: agentName.trim() }),
           ...(status && { status: status as (typeof STATUSES)[number] }),
-          skip: String(page * PAGE),
-          take: String(PAGE),
+          ...pageQuery(page),
         },
       }),
     [client, agentName, status, page],
@@ -80,7 +78,7 @@ export function RunsPage({ client }: { client: HangarClient }) {
                   ))}
                 </tbody>
               </table>
-              <Pager page={page} full={list.length === PAGE} onPage={setPage} />
+              <Pager page={page} shown={list.length} onPage={setPage} />
             </>
           )
         }

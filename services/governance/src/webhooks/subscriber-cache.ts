@@ -1,7 +1,7 @@
 import { WEBHOOK_CHANGES_CHANNEL } from '@hangar/contracts';
 import { createAnnouncedCache, type PubSub } from '@hangar/messaging';
 import type { Logger } from '@hangar/platform';
-import type { WebhookRepository } from './webhook.repository.js';
+import type { Subscriber, WebhookRepository } from './webhook.repository.js';
 
 /**
  * How long a tenant's subscribers are trusted: the longest a change made by another governance
@@ -20,7 +20,7 @@ export function createSubscriberCache(deps: {
   pubsub: PubSub;
   logger: Logger;
 }) {
-  const cache = createAnnouncedCache<Awaited<ReturnType<WebhookRepository['enabledSubscriptions']>>>({
+  const cache = createAnnouncedCache<Subscriber[]>({
     pubsub: deps.pubsub,
     channel: WEBHOOK_CHANGES_CHANNEL,
     ttlMs: SUBSCRIBER_CACHE_MS,

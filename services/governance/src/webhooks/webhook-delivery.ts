@@ -35,9 +35,9 @@ export interface DeliveryWorkerDeps {
 /** A retry waits its scheduled delay ±10 %, so receivers that failed together are not retried together. */
 const JITTER = 0.1;
 /** A lease outlives the attempt it covers; a process that dies mid-attempt loses it after this margin. */
+const LEASE_MARGIN_MS = 5_000;
 /** Planned retry times kept per process; later ones are attempted by the poll. */
 const MAX_PLANNED_WAKES = 10_000;
-const LEASE_MARGIN_MS = 5_000;
 
 /**
  * Sends due webhook deliveries: leases them (any number of governance instances share the work),
