@@ -91,6 +91,11 @@ describe('the web console', () => {
   it('runs it in the playground and shows the text as it streams', async () => {
     await page.getByRole('link', { name: 'Run in the playground' }).click();
     await page.getByLabel('Message').fill('Say hello');
+    // Every layout shift from here on, those right after the click included: what streams in grows
+    // its own box and adds below, it never moves what is already shown.
+    await page.evaluate(`window.layoutShifts = [];
+      window.shiftObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) window.layoutShifts.push(...entry.sources.map((source) => source.node?.outerHTML.slice(0, 60))); });
+      window.shiftObserver.observe({ type: 'layout-shift' });`);
     await page.getByRole('button', { name: 'Run' }).click();
     const answer = page.getByTestId('answer');
     // Part of the text while the rest is still coming, then all of it.
@@ -98,6 +103,7 @@ describe('the web console', () => {
     expect(await answer.textContent()).not.toContain('word by word.');
     await expect.poll(() => answer.textContent(), { timeout: 10_000 }).toBe('Hello from the console test, streamed word by word.');
     await page.getByText('Completed').waitFor();
+    expect(await page.evaluate('window.shiftObserver.disconnect(), window.layoutShifts')).toEqual([]);
     await screenshot('playground');
   });
 
@@ -107,9 +113,114 @@ describe('the web console', () => {
     const events = page.getByRole('list', { name: 'Run events' });
     await expect.poll(() => events.textContent()).toContain('run.completed');
     expect(await events.textContent()).toContain('run.started');
-    const tree = page.getByRole('list', { name: 'Run tree' });
-    expect(await tree.textContent()).toContain('console-bot');
+    const tree = page.getByRole('figure', { name: 'Run tree' });
+    expect(await tree.getByRole('link').allTextContents()).toEqual([expect.stringContaining('console-bot')]);
+    await expect.poll(() => page.getByTestId('run-input').textContent()).toContain('Say hello');
     await screenshot('run');
+  });
+
+  it('takes a score on the run page, updates it under the same name, refuses a bad one, and deletes it', async () => {
+    const scores = () => page.getByRole('table', { name: 'Scores' });
+    await page.getByText('No score yet.').waitFor();
+    await page.getByLabel('Score name').fill('helpful');
+    await page.getByLabel('Value').fill('0.8');
+    await page.getByLabel('Comment').fill('clear answer');
+    await page.getByRole('button', { name: 'Save score' }).click();
+    await expect.poll(() => scores().textContent()).toContain('clear answer');
+    await page.getByLabel('Value').fill('0.9');
+    await page.getByRole('button', { name: 'Save score' }).click();
+    await expect.poll(() => scores().textContent()).toContain('0.9');
+    expect(await scores().locator('tbody tr').count()).toBe(1);
+    await page.getByLabel('Kind').selectOption('Boolean');
+    await page.getByLabel('Value (1 yes, 0 no)').fill('7');
+    await page.getByRole('button', { name: 'Save score' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('0 or 1');
+    await screenshot('run-scores');
+    await page.getByRole('button', { name: 'Delete score helpful' }).click();
+    await page.getByText('No score yet.').waitFor();
+  });
+
+  it('draws a tree of child runs as a graph, each box a link to its run', async () => {
+    // Calls each callable agent it is offered, one after another, then answers.
+    mock.script('delegates', (request) => {
+      const callable = (request.tools ?? []).filter((tool) => tool.function.name.startsWith('call_'));
+      const answered = request.messages.filter((message) => message.role === 'tool').length;
+      return answered < callable.length
+        ? { toolCall: { name: callable[answered].function.name, args: { message: 'go' } } }
+        : { text: 'done' };
+    });
+    const model = { provider: 'mock', model: 'delegates' };
+    for (const [name, agents] of [
+      ['console-leaf', []],
+      ['console-middle', ['console-leaf']],
+      ['console-top', ['console-middle', 'console-leaf']],
+    ] as const)
+      expect((await hangar.request('POST', '/api/agents', { body: { name, model, agents } })).status).toBe(201);
+    const ran = await hangar.request('POST', '/api/agents/console-top/run', {
+      body: { message: 'delegate' },
+      headers: { 'idempotency-key': 'console-tree' },
+    });
+    expect(ran.body.status).toBe('Completed');
+    const tree = (await hangar.request('GET', `/api/runs/${ran.body.runId}/tree`)).body;
+    // The top calls the middle (which calls the leaf), then the leaf itself.
+    expect(tree.map((node: any) => `${node.agentName}@${node.depth}`).sort()).toEqual([
+      'console-leaf@1',
+      'console-leaf@2',
+      'console-middle@1',
+      'console-top@0',
+    ]);
+    await page.goto(console_(`#/runs/${ran.body.runId}`));
+    const graph = page.getByRole('figure', { name: 'Run tree' });
+    await expect.poll(() => graph.getByRole('link').count()).toBe(4);
+    expect(await graph.locator('path.edge').count()).toBe(3);
+    expect(await graph.getByRole('link', { name: /^console-top, Completed, \d+ tokens/ }).getAttribute('aria-current')).toBe('true');
+    await screenshot('run-tree');
+    const leaf = graph.getByRole('link', { name: /^console-leaf,/ }).first();
+    const leafId = decodeURIComponent((await leaf.getAttribute('href'))!.split('/').pop()!);
+    expect(tree.find((node: any) => node.id === leafId)?.agentName).toBe('console-leaf');
+    await leaf.click();
+    await expect.poll(() => page.getByRole('heading', { name: /^Run / }).textContent()).toBe(`Run ${leafId}`);
+  });
+
+  it('uploads an attachment, lists it, downloads the same bytes, and deletes it', async () => {
+    await page.getByRole('link', { name: 'Attachments', exact: true }).click();
+    await page.getByText('No attachment yet.').waitFor();
+    const bytes = Buffer.from('# Notes\n\nUploaded from the console.\n');
+    await page.getByLabel('File').setInputFiles({ name: 'notes.md', mimeType: 'text/markdown', buffer: bytes });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const table = page.getByRole('table', { name: 'Attachments' });
+    await expect.poll(() => table.textContent()).toContain('notes.md');
+    await screenshot('attachments');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'notes.md', exact: true }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('notes.md');
+    const saved = await download.createReadStream();
+    const chunks: Buffer[] = [];
+    for await (const chunk of saved) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+    await page.getByRole('button', { name: 'Delete notes.md' }).click();
+    await page.getByText('No attachment yet.').waitFor();
+    expect((await hangar.request('GET', '/api/attachments')).body).toEqual([]);
+  });
+
+  it('is usable from the keyboard alone', async () => {
+    await page.goto(console_('#/runs'));
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    await page.locator('body').focus();
+    // Tab walks the sections in order; Enter on a focused one opens it.
+    const reached: string[] = [];
+    for (let step = 0; step < 12 && !reached.includes('Attachments'); step++) {
+      await page.keyboard.press('Tab');
+      reached.push(await page.evaluate('document.activeElement.textContent.trim()'));
+    }
+    expect(reached).toEqual(expect.arrayContaining(['Hangar', 'Agents', 'Playground', 'Runs', 'Sessions', 'Attachments']));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Attachments' }).waitFor();
+    // A focused control is drawn with an outline.
+    const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
+    expect(outline).toBe('solid');
   });
 
   it('lists the run among the runs, and cancels a slow one from its page', async () => {
@@ -242,13 +353,28 @@ describe('the web console', () => {
     expect((await hangar.request('GET', '/api/agents/drafted')).status).toBe(200);
   });
 
-  it('fits a phone’s width', async () => {
+  it('fits a phone’s width, actions included', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(console_('#/runs'));
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
-    // The page's own code, run in the browser: the document is no wider than the screen.
-    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-    expect(overflow).toBeLessThanOrEqual(0);
-    await screenshot('runs-phone');
+    const runId = (await hangar.request('GET', '/api/runs?agentName=console-top')).body[0].id;
+    for (const [hash, heading, name] of [
+      ['#/runs', 'Runs', 'runs'],
+      [`#/runs/${runId}`, `Run ${runId}`, 'run'],
+      ['#/agents/console-bot', 'console-bot', 'agent'],
+      ['#/playground/console-bot', 'Playground', 'playground'],
+      ['#/attachments', 'Attachments', 'attachments'],
+    ]) {
+      await page.goto(console_(hash));
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      // The page's own code, run in the browser: the document is no wider than the screen.
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect(overflow, hash).toBeLessThanOrEqual(0);
+      await screenshot(`${name}-phone`);
+    }
+    await page.goto(console_('#/agents/console-bot'));
+    // Rolling back is an action: a phone shows it.
+    await page
+      .getByRole('button', { name: /^Roll back to / })
+      .first()
+      .waitFor({ state: 'visible' });
   });
 });

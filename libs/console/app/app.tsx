@@ -2,6 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { clientFor, storeCredential, storedCredential, type Credential } from './api.js';
 import { AgentPage } from './pages/agent.js';
 import { AgentsPage } from './pages/agents.js';
+import { AttachmentsPage } from './pages/attachments.js';
 import { ExplorerPage } from './pages/explorer.js';
 import { AuditPage, QuotasPage } from './pages/governance.js';
 import { PlaygroundPage } from './pages/playground.js';
@@ -16,6 +17,7 @@ const SECTIONS = [
   { path: 'playground', label: 'Playground' },
   { path: 'runs', label: 'Runs' },
   { path: 'sessions', label: 'Sessions' },
+  { path: 'attachments', label: 'Attachments' },
   { path: 'quotas', label: 'Quotas' },
   { path: 'audit', label: 'Audit' },
   { path: 'api', label: 'API' },
@@ -73,9 +75,10 @@ export function App() {
         {section === 'agents' && id && <AgentPage client={client} name={id} />}
         {section === 'playground' && <PlaygroundPage client={client} agentName={id} />}
         {section === 'runs' && !id && <RunsPage client={client} />}
-        {section === 'runs' && id && <RunPage client={client} runId={id} />}
+        {section === 'runs' && id && <RunPage key={id} client={client} runId={id} />}
         {section === 'sessions' && !id && <SessionsPage client={client} />}
         {section === 'sessions' && id && <SessionPage client={client} sessionId={id} />}
+        {section === 'attachments' && <AttachmentsPage client={client} />}
         {section === 'quotas' && <QuotasPage client={client} />}
         {section === 'audit' && <AuditPage client={client} />}
         {section === 'api' && <ExplorerPage client={client} credential={credential} operationId={id} />}

@@ -82,7 +82,7 @@ function Versions({ client, name, onRolledBack }: { client: HangarClient; name: 
                   <th>Model</th>
                   <th>Saved</th>
                   <th>By</th>
-                  <th />
+                  <th class="actions" />
                 </tr>
               </thead>
               <tbody>
@@ -104,7 +104,7 @@ function Versions({ client, name, onRolledBack }: { client: HangarClient; name: 
                       </td>
                       <td>{formatTime(version.createdAt)}</td>
                       <td>{version.createdBy}</td>
-                      <td>
+                      <td class="actions">
                         {version.version !== newest && (
                           <button class="quiet" onClick={() => rollBack(version.version)}>
                             Roll back to {version.version}

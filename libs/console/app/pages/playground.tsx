@@ -127,11 +127,8 @@ export function PlaygroundPage({ client, agentName }: { client: HangarClient; ag
       {error !== undefined && <Problem error={error} />}
       {streamed && (
         <div class="card" aria-live="polite">
-          {streamed.runId && (
-            <p>
-              Run <a href={href('runs', streamed.runId)}>{streamed.runId}</a>
-            </p>
-          )}
+          {/* Held in place before the id comes, so the answer below it never moves. */}
+          <p>Run {streamed.runId ? <a href={href('runs', streamed.runId)}>{streamed.runId}</a> : <span class="muted">starting…</span>}</p>
           <pre class="block answer" data-testid="answer">
             {streamed.text || (streamed.done || streamed.failure ? '' : '…')}
           </pre>

@@ -1,8 +1,10 @@
-import type { HangarClient, RunEvent } from '@hangar/client';
+import { HangarProblemError, type HangarClient, type RunEvent } from '@hangar/client';
 import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api.js';
 import { href } from '../router.js';
 import { Loaded, Problem, Status, formatCost, formatDuration, formatTime, useLoaded } from '../ui.js';
+import { RunFeedback } from './run-feedback.js';
+import { RunTreeGraph } from './run-tree-graph.js';
 
 const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
 /** The latest events listed; a long run's earlier ones are counted, not drawn. */
@@ -110,19 +112,12 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
       </Loaded>
       <h2>Tree</h2>
       <Loaded state={tree} what="the tree">
-        {(runs) => (
-          <ul class="tree" aria-label="Run tree">
-            {runs.map((node) => (
-              <li style={{ paddingLeft: `${node.depth * 1.5}rem` }} aria-current={node.id === runId ? 'true' : undefined}>
-                <a href={href('runs', node.id)}>{node.agentName}</a> <Status status={node.status} />{' '}
-                <span class="muted">
-                  {node.usage.totalTokens} tokens, {formatCost(node.cost)}
-                </span>
-              </li>
-            ))}
-          </ul>
-        )}
+        {(runs) => <RunTreeGraph nodes={runs} currentRunId={runId} />}
       </Loaded>
+      <h2>Input</h2>
+      <RunInput client={client} runId={runId} />
+      <h2>Scores</h2>
+      <RunFeedback client={client} runId={runId} />
       <h2>Events</h2>
       {eventsError !== undefined && <p class="problem">{describeError(eventsError)}</p>}
       {events.length > SHOWN_EVENTS && (
@@ -139,5 +134,30 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
         ))}
       </ol>
     </section>
+  );
+}
+
+/** The input as the run received it; a 404 means it was not recorded (RunRecording:RecordRunInput off, or retention). */
+function RunInput({ client, runId }: { client: HangarClient; runId: string }) {
+  const input = useLoaded(
+    () =>
+      client.runs.getInput(runId).catch((error: unknown) => {
+        if (error instanceof HangarProblemError && error.status === 404) return null;
+        throw error;
+      }),
+    [client, runId],
+  );
+  return (
+    <Loaded state={input} what="the input">
+      {(recorded) =>
+        recorded === null ? (
+          <p class="muted">No input is recorded for this run.</p>
+        ) : (
+          <pre class="block" data-testid="run-input">
+            {JSON.stringify(recorded.input, null, 2)}
+          </pre>
+        )
+      }
+    </Loaded>
   );
 }
