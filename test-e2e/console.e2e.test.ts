@@ -1,17 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { allInOneModules } from '@hangar/all-in-one';
-import { chromiumPath, eventually, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import {
+  CONSOLE_SCREENSHOTS,
+  chromiumPath,
+  eventually,
+  startHangar,
+  startMockOpenAI,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The web console in this machine's Chromium (deploy/local/chromium.sh installs it when missing), against a
- * Hangar whose agents answer from the mock upstream. A screenshot of each page goes to
- * .hangar/console-screenshots/ (gitignored; CI keeps it as an artifact).
+ * Hangar whose agents answer from the mock upstream, with a screenshot of each page.
  */
-const SCREENSHOTS = fileURLToPath(new URL('../.hangar/console-screenshots/', import.meta.url));
 const PREFIX = '/hangar';
 
 let hangar: HangarUnderTest;
@@ -22,10 +28,10 @@ let page: Page;
 /** hangar.url ends with the prefix. */
 const console_ = (hash = '') => `${hangar.url}/console${hash}`;
 const origin = () => new URL(hangar.url).origin;
-const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+const screenshot = (name: string) => page.screenshot({ path: join(CONSOLE_SCREENSHOTS, `${name}.png`), fullPage: true });
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  mkdirSync(CONSOLE_SCREENSHOTS, { recursive: true });
   mock = await startMockOpenAI();
   mock.script('words', [{ text: 'Hello from the console test, streamed word by word.', chunkDelayMs: 30 }]);
   mock.script('slow-words', [{ text: Array.from({ length: 200 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 100 }]);

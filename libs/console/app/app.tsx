@@ -6,10 +6,12 @@ import { AttachmentsPage } from './pages/attachments.js';
 import { ExplorerPage } from './pages/explorer.js';
 import { AuditPage, QuotasPage } from './pages/governance.js';
 import { PlaygroundPage } from './pages/playground.js';
+import { ManagePage, ResourceListPage, ResourcePage } from './pages/resources.js';
 import { RunPage } from './pages/run.js';
 import { RunsPage } from './pages/runs.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { SignIn } from './pages/sign-in.js';
+import { RESOURCE_KINDS } from './resource-kinds.js';
 import { href, useRoute } from './router.js';
 
 const SECTIONS = [
@@ -20,6 +22,7 @@ const SECTIONS = [
   { path: 'attachments', label: 'Attachments' },
   { path: 'quotas', label: 'Quotas' },
   { path: 'audit', label: 'Audit' },
+  { path: 'manage', label: 'Manage' },
   { path: 'api', label: 'API' },
 ];
 
@@ -52,7 +55,8 @@ export function App() {
         }}
       />
     );
-  const [section = 'agents', id] = route;
+  const [section = 'agents', id, subId] = route;
+  const kind = section === 'manage' && id ? RESOURCE_KINDS.find((each) => each.path === id) : undefined;
   return (
     <>
       <header class="top">
@@ -81,6 +85,10 @@ export function App() {
         {section === 'attachments' && <AttachmentsPage client={client} />}
         {section === 'quotas' && <QuotasPage client={client} />}
         {section === 'audit' && <AuditPage client={client} />}
+        {section === 'manage' && !id && <ManagePage />}
+        {kind && !subId && <ResourceListPage key={kind.path} client={client} kind={kind} />}
+        {kind?.get && subId && <ResourcePage key={`${kind.path}/${subId}`} client={client} kind={kind} resourceKey={subId} />}
+        {section === 'manage' && id && (!kind || (subId && !kind.get)) && <p class="problem">No page at #{route.join('/')}.</p>}
         {section === 'api' && <ExplorerPage client={client} credential={credential} operationId={id} />}
         {!SECTIONS.some((each) => each.path === section) && <p class="problem">No page at #{route.join('/')}.</p>}
       </main>

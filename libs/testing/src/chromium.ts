@@ -11,3 +11,6 @@ export function chromiumPath(): Promise<string> {
   found ??= promisify(execFile)('bash', [SCRIPT], { timeout: 600_000 }).then(({ stdout }) => stdout.trim().split('\n').at(-1)!);
   return found;
 }
+
+/** Where the console's browser tests save a screenshot of each page (gitignored; CI keeps it as an artifact). */
+export const CONSOLE_SCREENSHOTS = fileURLToPath(new URL('../../../.hangar/console-screenshots/', import.meta.url));

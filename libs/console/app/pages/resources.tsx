@@ -1,0 +1,262 @@
+import type { HangarClient } from '@hangar/client';
+import { useState } from 'preact/hooks';
+import { RESOURCE_KINDS, type Column, type ResourceKind } from '../resource-kinds.js';
+import { href, navigate } from '../router.js';
+import { Empty, Loaded, Problem, useLoaded } from '../ui.js';
+
+/** The route groups managed here, one line each. */
+export function ManagePage() {
+  return (
+    <section>
+      <h1>Manage</h1>
+      <ul class="kinds">
+        {RESOURCE_KINDS.map((kind) => (
+          <li key={kind.path}>
+            <a href={href('manage', kind.path)}>{kind.title}</a>
+            <span class="muted">{kind.summary}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Table({ label, columns, rows, linkTo }: { label: string; columns: Column[]; rows: any[]; linkTo?: (row: any) => string }) {
+  return (
+    <table aria-label={label}>
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th class={column.isAction ? 'actions' : undefined}>{column.label}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr>
+            {columns.map((column, index) => (
+              <td class={column.isAction ? 'actions' : undefined}>
+                {index === 0 && linkTo ? <a href={linkTo(row)}>{column.value(row)}</a> : column.value(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A JSON body sent as it is typed: the API says what it refuses and why; its answer is shown (an API key's only showing). */
+function JsonEditor({
+  title,
+  initial,
+  fixedName,
+  askName,
+  send,
+  onSent,
+}: {
+  title: string;
+  initial: unknown;
+  fixedName?: string;
+  askName: boolean;
+  send: (body: unknown, name: string) => Promise<unknown>;
+  onSent: () => void;
+}) {
+  const [text, setText] = useState(() => JSON.stringify(initial, null, 2));
+  const [name, setName] = useState(fixedName ?? '');
+  const [answer, setAnswer] = useState<unknown>();
+  const [error, setError] = useState<unknown>();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setAnswer(undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (failure) {
+      setError(new Error(`Not JSON yet: ${(failure as Error).message}`));
+      return;
+    }
+    try {
+      setAnswer((await send(body, name.trim())) ?? null);
+      onSent();
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-label={title}>
+      <h2>{title}</h2>
+      {askName && (
+        <label>
+          Name
+          <input value={name} required onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+      )}
+      <label>
+        Body (JSON)
+        <textarea rows={8} class="code" value={text} onInput={(event) => setText(event.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <button type="submit">Save</button>
+      </div>
+      {error !== undefined && <Problem error={error} />}
+      {answer !== undefined && (
+        <pre class="block" data-testid="answer">
+          {JSON.stringify(answer, null, 2)}
+        </pre>
+      )}
+    </form>
+  );
+}
+
+/** One kind's list, a way to remove each, and a JSON form for a new one. */
+export function ResourceListPage({ client, kind }: { client: HangarClient; kind: ResourceKind }) {
+  const items = useLoaded(() => kind.list(client), [client, kind]);
+  const [error, setError] = useState<unknown>();
+  const remove = async (key: string) => {
+    setError(undefined);
+    try {
+      await kind.remove!.send(client, key);
+      items.reload();
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  const columns: Column[] = kind.remove
+    ? [
+        ...kind.columns,
+        {
+          label: '',
+          isAction: true,
+          value: (item) => (
+            <button class="quiet small" aria-label={`${kind.remove!.label} ${kind.keyOf(item)}`} onClick={() => remove(kind.keyOf(item))}>
+              {kind.remove!.label}
+            </button>
+          ),
+        },
+      ]
+    : kind.columns;
+  return (
+    <section>
+      <p>
+        <a href={href('manage')}>← Manage</a>
+      </p>
+      <h1>{kind.title}</h1>
+      <p class="muted">{kind.summary}</p>
+      {error !== undefined && <Problem error={error} />}
+      <Loaded state={items} what={kind.title.toLowerCase()}>
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>No {kind.noun} yet.</Empty>
+          ) : (
+            <Table
+              label={kind.title}
+              columns={columns}
+              rows={list}
+              linkTo={kind.get && ((item) => href('manage', kind.path, kind.keyOf(item)))}
+            />
+          )
+        }
+      </Loaded>
+      {kind.write && (
+        <JsonEditor
+          title={`New ${kind.noun}`}
+          initial={kind.write.template}
+          askName={kind.write.byName}
+          send={(body, name) => kind.write!.send(client, body, name)}
+          onSent={items.reload}
+        />
+      )}
+    </section>
+  );
+}
+
+const pick = (value: any, fields: string[]) =>
+  Object.fromEntries(fields.filter((field) => value?.[field] !== undefined).map((field) => [field, value[field]]));
+
+/** One resource as the API returns it, its actions, an edit of its writable fields, and its related list. */
+export function ResourcePage({ client, kind, resourceKey }: { client: HangarClient; kind: ResourceKind; resourceKey: string }) {
+  const item = useLoaded(() => kind.get!(client, resourceKey), [client, kind, resourceKey]);
+  const related = useLoaded(() => kind.related?.list(client, resourceKey) ?? Promise.resolve([]), [client, kind, resourceKey]);
+  const [outcome, setOutcome] = useState<{ label: string; answer?: unknown; error?: unknown }>();
+  const act = async (label: string, send: () => Promise<unknown>, then?: () => void) => {
+    setOutcome(undefined);
+    try {
+      const answer = await send();
+      setOutcome({ label, answer: answer ?? null });
+      related.reload();
+      then?.();
+    } catch (error) {
+      setOutcome({ label, error });
+    }
+  };
+  return (
+    <section>
+      <p>
+        <a href={href('manage', kind.path)}>← {kind.title}</a>
+      </p>
+      <h1>{resourceKey}</h1>
+      <div class="row">
+        {kind.actions?.map((action) => (
+          <button class="quiet" onClick={() => act(action.label, () => action.send(client, resourceKey))}>
+            {action.label}
+          </button>
+        ))}
+        {kind.remove && (
+          <button
+            class="danger"
+            onClick={() =>
+              act(
+                kind.remove!.label,
+                () => kind.remove!.send(client, resourceKey),
+                () => navigate('manage', kind.path),
+              )
+            }
+          >
+            {kind.remove.label}
+          </button>
+        )}
+      </div>
+      {outcome?.error !== undefined && <Problem error={outcome.error} />}
+      {outcome && outcome.error === undefined && (
+        <p class="muted" role="status">
+          {outcome.label}: {JSON.stringify(outcome.answer)}
+        </p>
+      )}
+      <Loaded state={item} what={`the ${kind.noun}`}>
+        {(value) => (
+          <>
+            <pre class="block" data-testid="resource">
+              {JSON.stringify(value, null, 2)}
+            </pre>
+            {kind.write?.editable && (
+              <JsonEditor
+                title={`Edit ${kind.noun}`}
+                initial={pick(value, kind.write.editable)}
+                fixedName={resourceKey}
+                askName={false}
+                send={(body) => kind.write!.send(client, body, resourceKey)}
+                onSent={item.reload}
+              />
+            )}
+          </>
+        )}
+      </Loaded>
+      {kind.related && (
+        <>
+          <h2>{kind.related.title}</h2>
+          <Loaded state={related} what={kind.related.title.toLowerCase()}>
+            {(list) =>
+              list.length === 0 ? (
+                <Empty>None yet.</Empty>
+              ) : (
+                <Table label={kind.related!.title} columns={kind.related!.columns} rows={list} />
+              )
+            }
+          </Loaded>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,246 @@
+import type { HangarClient } from '@hangar/client';
+import type { ComponentChildren } from 'preact';
+import { Status, formatTime } from './ui.js';
+
+/** A column of a resource list: its heading and what a row shows. */
+export interface Column {
+  label: string;
+  value: (item: any) => ComponentChildren;
+  /** Buttons: kept on a phone's narrow table. */
+  isAction?: boolean;
+}
+
+/**
+ * A route group the console manages with one generic page: list, read, write as JSON, delete, and
+ * the group's own actions. Each entry calls the typed client, so a renamed route fails the build.
+ */
+export interface ResourceKind {
+  path: string;
+  title: string;
+  noun: string;
+  summary: string;
+  list(client: HangarClient): Promise<any[]>;
+  keyOf(item: any): string;
+  columns: Column[];
+  get?(client: HangarClient, key: string): Promise<unknown>;
+  /** A new one (or a replacement, for kinds addressed by name) from a JSON body. */
+  write?: {
+    byName: boolean;
+    template: Record<string, unknown>;
+    send(client: HangarClient, body: any, name: string): Promise<unknown>;
+    /** The body fields an existing one is edited with (the rest of what GET returns is the server's). */
+    editable?: string[];
+  };
+  remove?: { label: string; send(client: HangarClient, key: string): Promise<unknown> };
+  actions?: { label: string; send(client: HangarClient, key: string): Promise<unknown> }[];
+  /** A list under one resource (a webhook's deliveries, a collection's documents). */
+  related?: { title: string; list(client: HangarClient, key: string): Promise<any[]>; columns: Column[] };
+}
+
+const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+
+export const RESOURCE_KINDS: ResourceKind[] = [
+  {
+    path: 'api-keys',
+    title: 'API keys',
+    noun: 'API key',
+    summary: 'Keys with a role and scopes; the key itself is shown once, when it is made.',
+    list: (client) => client.apiKeys.list(),
+    keyOf: (key) => key.id,
+    columns: [
+      { label: 'Name', value: (key) => key.name },
+      { label: 'Role', value: (key) => key.role },
+      { label: 'Prefix', value: (key) => <code>{key.prefix}</code> },
+      { label: 'Last used', value: (key) => formatTime(key.lastUsedAt) },
+      { label: 'Revoked', value: (key) => formatTime(key.revokedAt) },
+    ],
+    get: (client, id) => client.apiKeys.get(id),
+    write: { byName: false, template: { name: 'ci', role: 'Reader', scopes: [] }, send: (client, body) => client.apiKeys.create(body) },
+    remove: { label: 'Revoke', send: (client, id) => client.apiKeys.revoke(id) },
+  },
+  {
+    path: 'webhooks',
+    title: 'Webhooks',
+    noun: 'webhook',
+    summary: 'Signed deliveries of run, agent, quota and approval events, with their attempts.',
+    list: (client) => client.webhooks.list(),
+    keyOf: (hook) => hook.name,
+    columns: [
+      { label: 'Name', value: (hook) => hook.name },
+      { label: 'URL', value: (hook) => hook.url },
+      { label: 'Events', value: (hook) => hook.events.join(', ') },
+      { label: 'Enabled', value: (hook) => yesNo(hook.enabled) },
+      { label: 'Failures', value: (hook) => hook.consecutiveFailures },
+    ],
+    get: (client, name) => client.webhooks.get(name),
+    write: {
+      byName: true,
+      template: {
+        url: 'https://example.com/hooks/hangar',
+        events: ['run.completed'],
+        secretKey: 'Hangar:WebhookSecrets:main',
+        enabled: true,
+      },
+      send: (client, body, name) => client.webhooks.put(name, body),
+      editable: ['url', 'events', 'headers', 'enabled', 'description'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.webhooks.delete(name) },
+    actions: [{ label: 'Send a test event', send: (client, name) => client.webhooks.test(name) }],
+    related: {
+      title: 'Deliveries',
+      list: (client, name) => client.webhooks.listDeliveries(name),
+      columns: [
+        { label: 'Event', value: (delivery) => delivery.eventType },
+        { label: 'Status', value: (delivery) => <Status status={delivery.status} /> },
+        { label: 'Attempt', value: (delivery) => delivery.attempt },
+        { label: 'Answer', value: (delivery) => delivery.responseStatus ?? delivery.error ?? '—' },
+        { label: 'Created', value: (delivery) => formatTime(delivery.createdAt) },
+      ],
+    },
+  },
+  {
+    path: 'skills',
+    title: 'Skills',
+    noun: 'skill',
+    summary: 'Instructions, resources and scripts agents can load; scripts run only under a grant.',
+    list: (client) => client.skills.list(),
+    keyOf: (skill) => skill.name,
+    columns: [
+      { label: 'Name', value: (skill) => skill.name },
+      { label: 'Description', value: (skill) => skill.description },
+      { label: 'Updated', value: (skill) => formatTime(skill.updatedAt) },
+    ],
+    get: (client, name) => client.skills.get(name),
+    write: {
+      byName: true,
+      template: { description: 'What the skill is for', instructions: 'How to use it', resources: [], scripts: [] },
+      // The body names the skill too; the name field is the one that counts.
+      send: (client, body, name) => client.skills.put(name, { ...body, name }),
+      editable: ['description', 'compatibility', 'instructions', 'resources', 'scripts'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.skills.delete(name) },
+  },
+  {
+    path: 'skill-script-grants',
+    title: 'Skill script grants',
+    noun: 'grant',
+    summary: 'Which skills may run their scripts in this tenant, and until when.',
+    list: (client) => client.skillScriptGrants.list(),
+    keyOf: (grant) => grant.skillName,
+    columns: [
+      { label: 'Skill', value: (grant) => grant.skillName },
+      { label: 'Script', value: (grant) => grant.scriptName ?? 'every script' },
+      { label: 'Status', value: (grant) => <Status status={grant.status} /> },
+      { label: 'Expires', value: (grant) => formatTime(grant.expiresAt) },
+    ],
+    write: { byName: false, template: { skillName: 'a-skill' }, send: (client, body) => client.skillScriptGrants.create(body) },
+    remove: { label: 'Revoke', send: (client, skillName) => client.skillScriptGrants.revoke(skillName) },
+  },
+  {
+    path: 'schedules',
+    title: 'Schedules',
+    noun: 'schedule',
+    summary: 'Runs started on a cron, in a time zone.',
+    list: (client) => client.schedules.list(),
+    keyOf: (schedule) => schedule.name,
+    columns: [
+      { label: 'Name', value: (schedule) => schedule.name },
+      { label: 'Cron', value: (schedule) => <code>{schedule.cron}</code> },
+      { label: 'Enabled', value: (schedule) => yesNo(schedule.enabled) },
+      { label: 'Next', value: (schedule) => formatTime(schedule.nextFireAt) },
+      { label: 'Last', value: (schedule) => formatTime(schedule.lastFireAt) },
+    ],
+    get: (client, name) => client.schedules.get(name),
+    write: {
+      byName: true,
+      template: {
+        handlerKey: 'agent-run',
+        cron: '0 7 * * 1-5',
+        timeZone: 'UTC',
+        payload: { agentName: 'an-agent', message: 'Good morning' },
+      },
+      send: (client, body, name) => client.schedules.put(name, body),
+      editable: ['handlerKey', 'cron', 'timeZone', 'payload', 'enabled'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.schedules.delete(name) },
+    actions: [{ label: 'Run now', send: (client, name) => client.schedules.trigger(name) }],
+  },
+  {
+    path: 'tool-servers',
+    title: 'Tool servers',
+    noun: 'tool server',
+    summary: 'MCP servers whose tools agents may call.',
+    list: (client) => client.toolServers.list(),
+    keyOf: (server) => server.name,
+    columns: [
+      { label: 'Name', value: (server) => server.name },
+      { label: 'URL', value: (server) => server.url },
+      { label: 'Status', value: (server) => <Status status={server.status} /> },
+      { label: 'Tools', value: (server) => server.tools.length },
+      { label: 'Refreshed', value: (server) => formatTime(server.refreshedAt) },
+    ],
+    get: (client, name) => client.toolServers.get(name),
+    write: {
+      byName: true,
+      template: { url: 'https://tools.example.com/mcp', transport: 'streamable-http' },
+      send: (client, body, name) => client.toolServers.put(name, body),
+      editable: ['url', 'transport', 'headers', 'enabled'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.toolServers.delete(name) },
+    actions: [{ label: 'Discover tools again', send: (client, name) => client.toolServers.refresh(name) }],
+  },
+  {
+    path: 'knowledge',
+    title: 'Knowledge',
+    noun: 'collection',
+    summary: 'Collections of documents, chunked and embedded for retrieval.',
+    list: (client) => client.knowledge.listCollections(),
+    keyOf: (collection) => collection.name,
+    columns: [
+      { label: 'Name', value: (collection) => collection.name },
+      { label: 'Embedding', value: (collection) => `${collection.embeddingProvider}/${collection.embeddingModel}` },
+      { label: 'Documents', value: (collection) => collection.documents },
+      { label: 'Chunks', value: (collection) => collection.chunks },
+    ],
+    get: (client, name) => client.knowledge.getCollection(name),
+    write: {
+      byName: true,
+      template: { description: 'Product manuals', embeddingProvider: 'a-provider', embeddingModel: 'an-embedding-model' },
+      send: (client, body, name) => client.knowledge.putCollection(name, body),
+      editable: ['description', 'embeddingProvider', 'embeddingModel'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.knowledge.deleteCollection(name) },
+    related: {
+      title: 'Documents',
+      list: (client, name) => client.knowledge.listDocuments(name),
+      columns: [
+        { label: 'Name', value: (document) => document.name },
+        { label: 'Type', value: (document) => document.mediaType },
+        { label: 'Chunks', value: (document) => document.chunks },
+        { label: 'Added', value: (document) => formatTime(document.createdAt) },
+      ],
+    },
+  },
+  {
+    path: 'tenants',
+    title: 'Tenants',
+    noun: 'tenant',
+    summary: 'Tenants, from configuration and stored ones, with their own providers.',
+    list: (client) => client.tenants.list(),
+    keyOf: (tenant) => tenant.id,
+    columns: [
+      { label: 'Id', value: (tenant) => tenant.id },
+      { label: 'Name', value: (tenant) => tenant.displayName },
+      { label: 'Enabled', value: (tenant) => yesNo(tenant.enabled) },
+      { label: 'Stored', value: (tenant) => yesNo(tenant.stored) },
+    ],
+    get: (client, id) => client.tenants.get(id),
+    write: {
+      byName: true,
+      template: { displayName: 'Acme', enabled: true },
+      send: (client, body, id) => client.tenants.put(id, body),
+      editable: ['displayName', 'enabled', 'providers'],
+    },
+    remove: { label: 'Delete', send: (client, id) => client.tenants.delete(id) },
+  },
+];
