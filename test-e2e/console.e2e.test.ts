@@ -59,6 +59,8 @@ describe('the web console', () => {
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toMatch(/^text\/html/);
     expect(served.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    // No Hangar:Api:AllowedOrigins here: no page may frame the console.
+    expect(served.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     const html = await served.text();
     expect(html).toContain(`<meta name="hangar-api-prefix" content="${PREFIX}" />`);
     const script = /src="([^"]+\.js)"/.exec(html)![1];

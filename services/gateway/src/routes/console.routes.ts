@@ -16,17 +16,26 @@ const ASSET_TYPES: Record<string, string> = {
   png: 'image/png',
   woff2: 'font/woff2',
 };
-/** The page calls only this origin's API; nothing inline, nothing from elsewhere, no framing. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join('; ');
+/** An origin as a Content-Security-Policy source: a scheme, a host and maybe a port, nothing that could end the directive. */
+const FRAMING_ORIGIN = /^https?:\/\/[\w.-]+(?::\d+)?$/;
+
+/**
+ * The page calls only this origin's API; nothing inline, nothing from elsewhere. It may be framed
+ * only by Hangar:Api:AllowedOrigins (a team's portal that embeds it), by no page when that is empty.
+ */
+export function consoleContentSecurityPolicy(allowedOrigins: readonly string[]): string {
+  const framers = allowedOrigins.includes('*') ? ['*'] : allowedOrigins.filter((origin) => FRAMING_ORIGIN.test(origin));
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    `frame-ancestors ${framers.length > 0 ? framers.join(' ') : "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; ');
+}
 
 const notBuilt = () =>
   new HangarError('unavailable', 'the console is not built here: run `npm run build:console` (npm install does)', {}, 'console_not_built');
@@ -69,7 +78,7 @@ export const consoleRoutes = [
         .set({
           'Content-Type': 'text/html; charset=utf-8',
           'Cache-Control': 'no-cache',
-          'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+          'Content-Security-Policy': consoleContentSecurityPolicy(config.Hangar.Api.AllowedOrigins),
           'X-Content-Type-Options': 'nosniff',
           'Referrer-Policy': 'no-referrer',
         })
