@@ -1,6 +1,6 @@
 import { allInOneModules } from '@hangar/all-in-one';
 import { isLoopback } from '@hangar/gateway';
-import { createJwtIssuer, type HangarUnderTest, httpRequest, type HttpResult, startHangar } from '@hangar/testing';
+import { createJwtIssuer, type HangarUnderTest, httpRequest, type HttpResult, startHangar, TEST_TOPOLOGY } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,7 +68,11 @@ describe('authentication', () => {
       service: 'hangar',
       apiVersion: 'v1',
       authentication: ['token', 'apiKey', 'jwt'],
-      stores: { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
+      // The engines of the shape under test: embedded in one process, the real ones split.
+      stores:
+        TEST_TOPOLOGY === 'split'
+          ? { definitions: 'postgres', runs: 'postgres', sessions: 'postgres', attachments: 'postgres', events: 'kafka', cache: 'redis' }
+          : { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
     // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead) and searches knowledge.
     expect(result.body.roles.Reader).toEqual(['AgentsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);

@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
 import {
   eventually,
+  freePort,
   parsePrometheusText,
   sampleSum,
   startHangar,
   startMockOpenAI,
   TEST_POSTGRES_URL,
+  TEST_TOPOLOGY,
   type HangarUnderTest,
   type MockOpenAI,
 } from '@hangar/testing';
@@ -23,12 +25,35 @@ const scrape = async (token: string | null = METRICS_TOKEN) => {
   const response = await fetch(`${hangar.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: response.status, contentType: response.headers.get('content-type'), text: await response.text() };
 };
+/**
+ * On the split shape the run executor is a process of its own: it serves its series (runs, model
+ * calls, its gRPC server) on Services:RunExecutor:MetricsPort, and the gateway only its own.
+ */
+let runExecutorMetricsPort: number | undefined;
+/** Every series the shape serves: the gateway's, and on the split shape the run executor's beside them. */
+async function scrapeFamilies() {
+  const gateway = await scrape();
+  expect(gateway.status).toBe(200);
+  const families = parsePrometheusText(gateway.text);
+  if (runExecutorMetricsPort === undefined) return families;
+  const executor = await fetch(`http://127.0.0.1:${runExecutorMetricsPort}/metrics`, {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  expect(executor.status).toBe(200);
+  for (const [name, family] of parsePrometheusText(await executor.text())) {
+    const known = families.get(name);
+    if (known) known.samples.push(...family.samples);
+    else families.set(name, family);
+  }
+  return families;
+}
 const runAgent = (name: string) => hangar.request('POST', `/api/agents/${name}/run`, { body: { message: 'hello' } });
 const healthOf = async (model: string) =>
   ((await hangar.request('GET', '/api/models/health')).body as any[]).find((entry) => entry.model === model);
 
 beforeAll(async () => {
   mock = await startMockOpenAI();
+  if (TEST_TOPOLOGY === 'split') runExecutorMetricsPort = await freePort();
   hangar = await startHangar({
     modules: allInOneModules(),
     overrides: {
@@ -37,6 +62,7 @@ beforeAll(async () => {
       CircuitBreaker: { FailureThreshold: 2, BreakDuration: '300ms' },
       Health: { CacheTtl: '0s' },
       Observability: { EnableJobQueueDepthGauge: true, JobQueueDepthRefreshInterval: '100ms' },
+      ...(runExecutorMetricsPort !== undefined && { Services: { RunExecutor: { MetricsPort: runExecutorMetricsPort } } }),
     },
   });
   for (const [name, model] of [
@@ -61,14 +87,14 @@ describe('/metrics', () => {
   });
 
   it('is valid Prometheus text whose run series count the runs made through the gateway', async () => {
-    const before = parsePrometheusText((await scrape()).text);
+    const before = await scrapeFamilies();
     const completed = (families: typeof before) => sampleSum(families, 'hangar_runs_finished_total', { status: 'Completed' });
     for (const agent of ['echo', 'counted', 'counted']) expect((await runAgent(agent)).status).toBe(200);
 
     const response = await scrape();
     expect(response.status).toBe(200);
     expect(response.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    const after = parsePrometheusText(response.text);
+    const after = await scrapeFamilies();
     expect(after.get('hangar_runs_started_total')?.type).toBe('counter');
     expect(after.get('hangar_run_duration_seconds')?.type).toBe('histogram');
     expect(sampleSum(after, 'hangar_runs_started_total') - sampleSum(before, 'hangar_runs_started_total')).toBe(3);
@@ -107,6 +133,7 @@ describe('GET /api/models/health', () => {
     expect(recovered).toMatchObject({ status: 'Healthy', circuit: 'Closed' });
     expect(recovered.latencyMsP50).toBeGreaterThanOrEqual(0);
     expect(Date.parse(recovered.checkedAt)).toBeGreaterThanOrEqual(Date.parse(recovered.lastSuccessAt));
+    expect((await runAgent('echo')).status).toBe(200);
     expect(await healthOf('echo')).toMatchObject({ provider: 'demo', status: 'Healthy' });
   });
 });
@@ -159,7 +186,7 @@ describe('GET /api/diagnostics', () => {
       expect(body.engines).toEqual(
         expect.arrayContaining([
           { name: 'sql', kind: 'postgres', status: 'Healthy' },
-          { name: 'pubsub', kind: 'memory', status: 'Healthy' },
+          { name: 'pubsub', kind: TEST_TOPOLOGY === 'split' ? 'redis' : 'memory', status: 'Healthy' },
         ]),
       );
       const configuration = body.configuration;

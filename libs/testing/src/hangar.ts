@@ -142,11 +142,16 @@ async function startInProcess(
 async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefined): Promise<HangarUnderTest> {
   const schemaPrefix = sharedSchemaPrefix ?? uniqueSchemaPrefix();
   const unique = randomBytes(5).toString('hex');
-  const withEngines = mergeTrees(tree, {
-    Stores: { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } },
-    Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${unique}:` },
-    Kafka: { Brokers: TEST_KAFKA_BROKERS, TopicPrefix: `t_${unique}.` },
-  });
+  // The machine's engines under names of this shape's own, unless the test names others (a private
+  // Redis it stops, a counter shared by two shapes, a database URL with a password).
+  const withEngines = mergeTrees(
+    {
+      Stores: { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } },
+      Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${unique}:` },
+      Kafka: { Brokers: TEST_KAFKA_BROKERS, TopicPrefix: `t_${unique}.` },
+    },
+    tree,
+  );
   const config = loadConfig({ env: {}, overrides: withEngines });
   const hangar = await startDistributed({ config: withEngines, schemaPrefix, builtDir: TEST_BUILD_DIR });
   const url = `${hangar.url}${config.Hangar.Api.Prefix}`;
