@@ -1,14 +1,5 @@
 import type { HangarClient } from '@hangar/client';
-import type { ComponentChildren } from 'preact';
-import { Status, formatTime } from './ui.js';
-
-/** A column of a resource list: its heading and what a row shows. */
-export interface Column {
-  label: string;
-  value: (item: any) => ComponentChildren;
-  /** Buttons: kept on a phone's narrow table. */
-  isAction?: boolean;
-}
+import { Status, formatTime, type Column } from './ui.js';
 
 /**
  * A route group the console manages with one generic page: list, read, write as JSON, delete, and

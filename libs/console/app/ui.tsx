@@ -85,3 +85,48 @@ export function Pager({ page, shown, onPage }: { page: number; shown: number; on
     </div>
   );
 }
+
+/** A column of a {@link Table}: its heading and what a row shows; an action column stays on a phone. */
+export interface Column<Row = any> {
+  label: string;
+  value: (row: Row) => ComponentChildren;
+  isAction?: boolean;
+}
+
+/** A list as a table, a row per entry; the first cell links to `linkTo(row)` when that is given. */
+export function Table<Row>({
+  label,
+  columns,
+  rows,
+  rowKey,
+  linkTo,
+}: {
+  label: string;
+  columns: Column<Row>[];
+  rows: Row[];
+  rowKey?: (row: Row) => string;
+  linkTo?: (row: Row) => string;
+}) {
+  return (
+    <table aria-label={label}>
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th class={column.isAction ? 'actions' : undefined}>{column.label}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={rowKey?.(row)}>
+            {columns.map((column, index) => (
+              <td class={column.isAction ? 'actions' : undefined}>
+                {index === 0 && linkTo ? <a href={linkTo(row)}>{column.value(row)}</a> : column.value(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

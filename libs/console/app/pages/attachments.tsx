@@ -1,7 +1,9 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
 import { href } from '../router.js';
-import { Empty, Loaded, Pager, Problem, formatTime, pageQuery, useLoaded } from '../ui.js';
+import { Empty, Loaded, Pager, Problem, Table, formatTime, pageQuery, useLoaded, type Column } from '../ui.js';
+
+type Attachment = Awaited<ReturnType<HangarClient['attachments']['list']>>[number];
 
 const formatSize = (bytes: number) =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -49,6 +51,38 @@ export function AttachmentsPage({ client }: { client: HangarClient }) {
       setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
     });
 
+  const columns: Column<Attachment>[] = [
+    {
+      label: 'File',
+      value: (attachment) => (
+        <button class="link" onClick={() => download(attachment.id, attachment.fileName)}>
+          {attachment.fileName}
+        </button>
+      ),
+    },
+    { label: 'Type', value: (attachment) => attachment.mediaType },
+    { label: 'Size', value: (attachment) => formatSize(attachment.size) },
+    {
+      label: 'Session',
+      value: (attachment) => (attachment.sessionId ? <a href={href('sessions', attachment.sessionId)}>{attachment.sessionId}</a> : '—'),
+    },
+    { label: 'Stored', value: (attachment) => formatTime(attachment.createdAt) },
+    {
+      label: '',
+      isAction: true,
+      value: (attachment) => (
+        <button
+          class="quiet small"
+          aria-label={`Delete ${attachment.fileName}`}
+          disabled={busy}
+          onClick={() => act(() => client.attachments.delete(attachment.id))}
+        >
+          Delete
+        </button>
+      ),
+    },
+  ];
+
   return (
     <section>
       <h1>Attachments</h1>
@@ -80,43 +114,7 @@ export function AttachmentsPage({ client }: { client: HangarClient }) {
             <Empty>No attachment{sessionId.trim() ? ' in this session' : ''} yet.</Empty>
           ) : (
             <>
-              <table aria-label="Attachments">
-                <thead>
-                  <tr>
-                    <th>File</th>
-                    <th>Type</th>
-                    <th>Size</th>
-                    <th>Session</th>
-                    <th>Stored</th>
-                    <th class="actions" />
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((attachment) => (
-                    <tr key={attachment.id}>
-                      <td>
-                        <button class="link" onClick={() => download(attachment.id, attachment.fileName)}>
-                          {attachment.fileName}
-                        </button>
-                      </td>
-                      <td>{attachment.mediaType}</td>
-                      <td>{formatSize(attachment.size)}</td>
-                      <td>{attachment.sessionId ? <a href={href('sessions', attachment.sessionId)}>{attachment.sessionId}</a> : '—'}</td>
-                      <td>{formatTime(attachment.createdAt)}</td>
-                      <td class="actions">
-                        <button
-                          class="quiet small"
-                          aria-label={`Delete ${attachment.fileName}`}
-                          disabled={busy}
-                          onClick={() => act(() => client.attachments.delete(attachment.id))}
-                        >
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table label="Attachments" columns={columns} rows={list} rowKey={(attachment) => attachment.id} />
               <Pager page={page} shown={list.length} onPage={setPage} />
             </>
           )

@@ -1,8 +1,8 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { RESOURCE_KINDS, type Column, type ResourceKind } from '../resource-kinds.js';
+import { RESOURCE_KINDS, type ResourceKind } from '../resource-kinds.js';
 import { href, navigate } from '../router.js';
-import { Empty, Loaded, Problem, useLoaded } from '../ui.js';
+import { Empty, Loaded, Problem, Table, useLoaded, type Column } from '../ui.js';
 
 /** The route groups managed here, one line each. */
 export function ManagePage() {
@@ -18,31 +18,6 @@ export function ManagePage() {
         ))}
       </ul>
     </section>
-  );
-}
-
-function Table({ label, columns, rows, linkTo }: { label: string; columns: Column[]; rows: any[]; linkTo?: (row: any) => string }) {
-  return (
-    <table aria-label={label}>
-      <thead>
-        <tr>
-          {columns.map((column) => (
-            <th class={column.isAction ? 'actions' : undefined}>{column.label}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr>
-            {columns.map((column, index) => (
-              <td class={column.isAction ? 'actions' : undefined}>
-                {index === 0 && linkTo ? <a href={linkTo(row)}>{column.value(row)}</a> : column.value(row)}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
 

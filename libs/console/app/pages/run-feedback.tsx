@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { Empty, Loaded, Problem, formatTime, useLoaded } from '../ui.js';
+import { Empty, Loaded, Problem, Table, formatTime, useLoaded, type Column } from '../ui.js';
 
 type ScoreKind = 'Numeric' | 'Boolean' | 'Categorical';
 type Score = Awaited<ReturnType<HangarClient['runs']['listFeedback']>>[number];
@@ -47,6 +47,24 @@ export function RunFeedback({ client, runId }: { client: HangarClient; runId: st
     }
   };
 
+  const columns: Column<Score>[] = [
+    { label: 'Name', value: (score) => score.name },
+    { label: 'Value', value: shownValue },
+    { label: 'Source', value: (score) => score.source },
+    { label: 'Author', value: (score) => score.author },
+    { label: 'Comment', value: (score) => score.comment ?? '' },
+    { label: 'Updated', value: (score) => formatTime(score.updatedAt) },
+    {
+      label: '',
+      isAction: true,
+      value: (score) => (
+        <button class="quiet small" aria-label={`Delete score ${score.name}`} onClick={() => remove(score.id)}>
+          Delete
+        </button>
+      ),
+    },
+  ];
+
   return (
     <>
       <Loaded state={scores} what="the scores">
@@ -54,36 +72,7 @@ export function RunFeedback({ client, runId }: { client: HangarClient; runId: st
           list.length === 0 ? (
             <Empty>No score yet.</Empty>
           ) : (
-            <table aria-label="Scores">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Value</th>
-                  <th>Source</th>
-                  <th>Author</th>
-                  <th>Comment</th>
-                  <th>Updated</th>
-                  <th class="actions" />
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((score) => (
-                  <tr key={score.id}>
-                    <td>{score.name}</td>
-                    <td>{shownValue(score)}</td>
-                    <td>{score.source}</td>
-                    <td>{score.author}</td>
-                    <td>{score.comment ?? ''}</td>
-                    <td>{formatTime(score.updatedAt)}</td>
-                    <td class="actions">
-                      <button class="quiet small" aria-label={`Delete score ${score.name}`} onClick={() => remove(score.id)}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table label="Scores" columns={columns} rows={list} rowKey={(score) => score.id} />
           )
         }
       </Loaded>
