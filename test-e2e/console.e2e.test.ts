@@ -373,6 +373,8 @@ describe('the web console', () => {
     ]) {
       await page.goto(console_(hash));
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      // Measured once everything it loads is shown (a loaded table is what can be too wide).
+      await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
       // The page's own code, run in the browser: the document is no wider than the screen.
       const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect(overflow, hash).toBeLessThanOrEqual(0);
