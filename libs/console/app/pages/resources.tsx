@@ -25,20 +25,19 @@ export function ManagePage() {
 function JsonEditor({
   title,
   initial,
-  fixedName,
   askName,
   send,
   onSent,
 }: {
   title: string;
   initial: unknown;
-  fixedName?: string;
+  /** Kinds addressed by name ask it for a new one; an edit sends to the resource it is on. */
   askName: boolean;
   send: (body: unknown, name: string) => Promise<unknown>;
   onSent: () => void;
 }) {
   const [text, setText] = useState(() => JSON.stringify(initial, null, 2));
-  const [name, setName] = useState(fixedName ?? '');
+  const [name, setName] = useState('');
   const [answer, setAnswer] = useState<unknown>();
   const [error, setError] = useState<unknown>();
   const submit = async (event: Event) => {
@@ -209,7 +208,6 @@ export function ResourcePage({ client, kind, resourceKey }: { client: HangarClie
               <JsonEditor
                 title={`Edit ${kind.noun}`}
                 initial={pick(value, kind.write.editable)}
-                fixedName={resourceKey}
                 askName={false}
                 send={(body) => kind.write!.send(client, body, resourceKey)}
                 onSent={item.reload}
