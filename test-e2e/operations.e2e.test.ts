@@ -31,8 +31,8 @@ const scrape = async (token: string | null = METRICS_TOKEN) => {
  */
 let runExecutorMetricsPort: number | undefined;
 /** Every series the shape serves: the gateway's, and on the split shape the run executor's beside them. */
-async function scrapeFamilies() {
-  const gateway = await scrape();
+async function scrapeFamilies(gateway?: Awaited<ReturnType<typeof scrape>>) {
+  gateway ??= await scrape();
   expect(gateway.status).toBe(200);
   const families = parsePrometheusText(gateway.text);
   if (runExecutorMetricsPort === undefined) return families;
@@ -94,7 +94,7 @@ describe('/metrics', () => {
     const response = await scrape();
     expect(response.status).toBe(200);
     expect(response.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    const after = await scrapeFamilies();
+    const after = await scrapeFamilies(response);
     expect(after.get('hangar_runs_started_total')?.type).toBe('counter');
     expect(after.get('hangar_run_duration_seconds')?.type).toBe('histogram');
     expect(sampleSum(after, 'hangar_runs_started_total') - sampleSum(before, 'hangar_runs_started_total')).toBe(3);
