@@ -25,7 +25,7 @@ export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
  * has not landed): its policy is kept and shown, and applying it deletes nothing.
  */
 export const RETENTION_OWNERS: Partial<
-  Record<RetentionTarget, 'RunExecutor' | 'Governance' | 'Skill' | 'Attachment' | 'Session' | 'Knowledge'>
+  Record<RetentionTarget, 'RunExecutor' | 'Governance' | 'Skill' | 'Attachment' | 'Session' | 'Knowledge' | 'Evaluation'>
 > = {
   RunEvents: 'RunExecutor',
   Jobs: 'RunExecutor',
@@ -38,6 +38,7 @@ export const RETENTION_OWNERS: Partial<
   Attachments: 'Attachment',
   Sessions: 'Session',
   DocumentEmbeddings: 'Knowledge',
+  EvalCaseResults: 'Evaluation',
 };
 
 const DAY_MS = 86_400_000;

@@ -22,6 +22,7 @@ const DIRECTORIES: Record<ServiceName | 'Gateway', string> = {
   Attachment: 'attachment',
   Governance: 'governance',
   Knowledge: 'knowledge',
+  Evaluation: 'evaluation',
   Gateway: 'gateway',
 };
 

@@ -96,8 +96,8 @@ export function agentRegistryGrpc(service: AgentRegistryService): pb.AgentRegist
     async listTools(_request, { caller }) {
       return { tools: await service.tools(caller) };
     },
-    async resolveAgent({ name }, { caller }) {
-      const { definition, version } = await service.resolve(caller, name);
+    async resolveAgent({ name, version: asked }, { caller }) {
+      const { definition, version } = await service.resolve(caller, name, asked);
       return { agent: recordToProto({ definition, version: version ?? undefined }) };
     },
     async estimateRun({ name, messages, parameters }, { caller }) {

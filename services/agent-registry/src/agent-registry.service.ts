@@ -169,9 +169,17 @@ export function createAgentRegistryService(deps: AgentRegistryDeps) {
     if (errors.length) throw validationError(`agent "${definition.name}" failed validation`, errors);
   }
 
-  /** The definition a run uses now, with its version (null for code agents). */
-  async function resolve(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }> {
+  /** The definition a run uses now (or the stored `version` asked for), with its version (null for code agents). */
+  async function resolve(caller: Caller, name: string, version?: number): Promise<{ definition: AgentDefinition; version: number | null }> {
     const code = codeAgents.get(name);
+    if (version !== undefined) {
+      // A deleted agent's versions are not run.
+      const stored = code
+        ? undefined
+        : (await requireStored(caller, name)) && (await repository.getVersions(caller.tenantId, name, [version])).get(version);
+      if (!stored) throw notFound(`version ${version} of agent "${name}" not found`);
+      return { definition: stored.definition, version: stored.version };
+    }
     if (code?.kind === 'declarative') return { definition: code.definition, version: null };
     if (code?.kind === 'factory') return { definition: await buildDefinition(code, caller), version: null };
     const stored = await requireStored(caller, name);

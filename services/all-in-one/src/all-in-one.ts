@@ -1,6 +1,7 @@
 import { agentRegistryModule } from '@hangar/agent-registry';
 import { attachmentModule } from '@hangar/attachment';
 import { gatewayModule } from '@hangar/gateway';
+import { evaluationModule } from '@hangar/evaluation';
 import { governanceModule } from '@hangar/governance';
 import { knowledgeModule } from '@hangar/knowledge';
 import type { HangarModule } from '@hangar/platform';
@@ -20,5 +21,6 @@ export const allInOneModules = (): HangarModule[] => [
   attachmentModule,
   governanceModule,
   knowledgeModule,
+  evaluationModule,
   gatewayModule,
 ];

@@ -17,6 +17,7 @@ import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
+import { evaluationRoutes } from './routes/evaluation/evaluation.routes.js';
 import { a2aExposureRoutes } from './routes/exposure/a2a-exposure.routes.js';
 import { mcpExposureRoutes } from './routes/exposure/mcp-exposure.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
@@ -52,6 +53,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...scheduleRoutes,
     ...toolServerRoutes,
     ...knowledgeRoutes,
+    ...evaluationRoutes,
     ...mcpExposureRoutes,
     ...a2aExposureRoutes,
     ...retentionRoutes,

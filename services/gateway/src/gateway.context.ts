@@ -12,6 +12,7 @@ import type {
   ScheduleServiceDefinition,
   ToolServerServiceDefinition,
   KnowledgeServiceDefinition,
+  EvaluationServiceDefinition,
 } from '@hangar/contracts';
 import type { CallerOptions, HangarConfig, Logger, ProcessMetrics, Role } from '@hangar/platform';
 import type { Client } from 'nice-grpc';
@@ -47,6 +48,8 @@ export interface GatewayContext {
   toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
   /** Knowledge collections, documents and search. */
   knowledge: Client<typeof KnowledgeServiceDefinition, CallerOptions>;
+  /** Eval suites and their runs. */
+  evaluation: Client<typeof EvaluationServiceDefinition, CallerOptions>;
   /** Retention policies (served by the governance process). */
   retention: Client<typeof RetentionPolicyServiceDefinition, CallerOptions>;
   /** The host's role policies and authorization policy (SPEC Authentication 3 and 6). */

@@ -1,5 +1,6 @@
 import { REGISTRY_SCHEMA, registryMigrations } from '@hangar/agent-registry';
 import { ATTACHMENT_SCHEMA, attachmentMigrations } from '@hangar/attachment';
+import { EVALUATION_SCHEMA, evaluationMigrations } from '@hangar/evaluation';
 import { GOVERNANCE_SCHEMA, governanceMigrations } from '@hangar/governance';
 import { ensureVectorTable, KNOWLEDGE_SCHEMA, knowledgeMigrations } from '@hangar/knowledge';
 import type { HangarConfig, Logger, ServiceName } from '@hangar/platform';
@@ -17,6 +18,7 @@ export const SERVICE_SCHEMAS: Record<ServiceName, { schema: string; migrations: 
   Attachment: { schema: ATTACHMENT_SCHEMA, migrations: attachmentMigrations },
   Governance: { schema: GOVERNANCE_SCHEMA, migrations: governanceMigrations },
   Knowledge: { schema: KNOWLEDGE_SCHEMA, migrations: knowledgeMigrations },
+  Evaluation: { schema: EVALUATION_SCHEMA, migrations: evaluationMigrations },
 };
 
 /** Brings every service's schema up to date. */

@@ -118,6 +118,7 @@ export function runExecutorGrpc(
           kind: requestableRunKind(request.kind),
           clientMetadata: request.clientMetadata,
           instructions: request.instructions,
+          agentVersion: request.agentVersion,
         },
         signal,
       );

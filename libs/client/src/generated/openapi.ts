@@ -1156,6 +1156,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/evals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List eval suites
+         * @description Returns the tenant’s eval suites by name, without their cases.
+         */
+        get: operations["listEvalSuites"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evals/{suite}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an eval suite
+         * @description Returns the suite with its cases, each with its id and graders as they are run.
+         */
+        get: operations["getEvalSuite"];
+        /**
+         * Create or replace an eval suite
+         * @description Creates the suite (201, version 1) or replaces its cases as its next version (200). Each case is a user message with graders that must all pass: exact and contains compare with `value` or the case’s `expected`, regex matches a pattern, jsonSchema checks the answer read as JSON, judge asks an agent of the tenant for a score from 0 to 100. A case without graders is graded exact on `expected`. An invalid pattern or schema, a duplicate case id or the reserved name `online` is 400 with every reason.
+         */
+        put: operations["putEvalSuite"];
+        post?: never;
+        /**
+         * Delete an eval suite
+         * @description Deletes the suite with its runs and their results (the agents’ runs stay recorded).
+         */
+        delete: operations["deleteEvalSuite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evals/{suite}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runs of an eval suite
+         * @description Returns the suite’s latest 100 runs, newest first, each with its aggregate (so far, for a run still going).
+         */
+        get: operations["listEvalSuiteRuns"];
+        put?: never;
+        /**
+         * Run an eval suite
+         * @description Queues a run of the suite over an agent version (its current one when absent, pinned now) and answers 202 at once; any instance of the evaluation service executes it, four cases at a time, each case a run of kind Evaluation that counts against quotas like any run. Poll the run named in Location for progress, results per case and the aggregate. An unknown agent or version is 404; a judge agent that does not exist is 400.
+         */
+        post: operations["startEvalSuiteRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evals/{suite}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run of an eval suite
+         * @description Returns the suite run with its aggregate and the result of every case done: its run, answer, grades, cost and latency.
+         */
+        get: operations["getEvalSuiteRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evals/{suite}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two runs of an eval suite
+         * @description Sets two runs of the suite side by side: the change of pass rate, mean score, cost and median latency (head − base), and every case by id as Improved, Regressed, Unchanged, Added or Removed.
+         */
+        get: operations["compareEvalSuiteRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -2858,6 +2970,194 @@ export interface components {
             query: string;
             /** @description At most Knowledge:MaxResults (the default) */
             topK?: number;
+        };
+        EvalSuiteSummary: {
+            name: string;
+            description: string;
+            /** @description 1 when created, one more on each replacement */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        EvalSuite: {
+            name: string;
+            description: string;
+            /** @description 1 when created, one more on each replacement */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            cases: {
+                id: string;
+                input: string;
+                parameters: {
+                    [key: string]: string;
+                };
+                expected?: string;
+                graders: components["schemas"]["EvalGrader"][];
+            }[];
+        };
+        EvalGrader: {
+            /** @constant */
+            kind: "exact";
+            /** @description The case’s `expected` when absent */
+            value?: string;
+            /** @description Compare case-insensitively (both sides trimmed in any case) */
+            ignoreCase?: boolean;
+        } | {
+            /** @constant */
+            kind: "contains";
+            /** @description The case’s `expected` when absent */
+            value?: string;
+            /** @description Compare case-insensitively (both sides trimmed in any case) */
+            ignoreCase?: boolean;
+        } | {
+            /** @constant */
+            kind: "regex";
+            /** @description A JavaScript regular expression the answer must match (1 s at most per answer) */
+            pattern: string;
+            flags?: string;
+        } | {
+            /** @constant */
+            kind: "jsonSchema";
+            /** @description A JSON Schema the answer, read as JSON, must satisfy */
+            schema: {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @constant */
+            kind: "judge";
+            /** @description An agent of the tenant that scores the answer from 0 to 100 (asked for JSON {score, reason}) */
+            agent: string;
+            rubric?: string;
+            /** @description The passing score; 60 by default */
+            threshold?: number;
+        };
+        EvalSuiteRequest: {
+            description?: string;
+            cases: {
+                /** @description Unique in the suite; `case-<n>` (its position from 1) by default */
+                id?: string;
+                /** @description The user message the agent answers */
+                input: string;
+                /** @description The agent’s run parameters */
+                parameters?: {
+                    [key: string]: string;
+                };
+                expected?: string;
+                /** @description All must pass; without graders a case is graded `exact` on `expected` */
+                graders?: components["schemas"]["EvalGrader"][];
+            }[];
+        };
+        EvalSuiteRun: {
+            id: string;
+            suite: string;
+            suiteVersion: number;
+            agent: string;
+            /** @description Null for a code agent */
+            agentVersion: number | null;
+            /** @enum {string} */
+            status: "Queued" | "Running" | "Completed" | "Failed";
+            casesDone: number;
+            /** @description Over the cases done so far until the run ends */
+            aggregate: components["schemas"]["EvalAggregate"];
+            error: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            startedAt: string | null;
+            completedAt: string | null;
+        };
+        EvalAggregate: {
+            cases: number;
+            passed: number;
+            failed: number;
+            /** @description Cases whose run failed or could not be graded */
+            errored: number;
+            /** @description passed / cases, 0 … 1 */
+            passRate: number;
+            /** @description The mean case score of the graded cases, 0 … 1 */
+            meanScore: number;
+            /** @description The cases’ run costs; null when none was priced */
+            cost: number | null;
+            inputTokens: number;
+            outputTokens: number;
+            latencyMs: {
+                p50: number;
+                p95: number;
+            };
+        };
+        EvalSuiteRunRequest: {
+            agent: string;
+            /** @description A stored version of the agent; its current version when absent */
+            version?: number;
+        };
+        EvalSuiteRunDetail: {
+            id: string;
+            suite: string;
+            suiteVersion: number;
+            agent: string;
+            /** @description Null for a code agent */
+            agentVersion: number | null;
+            /** @enum {string} */
+            status: "Queued" | "Running" | "Completed" | "Failed";
+            casesDone: number;
+            /** @description Over the cases done so far until the run ends */
+            aggregate: components["schemas"]["EvalAggregate"];
+            error: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            startedAt: string | null;
+            completedAt: string | null;
+            results: {
+                caseId: string;
+                input: string;
+                expected: string | null;
+                /** @enum {string} */
+                status: "Passed" | "Failed" | "Error";
+                /** @description The mean of its graders’ scores, 0 … 1 */
+                score: number;
+                /** @description The agent’s run (kind Evaluation) */
+                runId: string | null;
+                output: string;
+                graders: {
+                    kind: string;
+                    passed: boolean;
+                    score: number;
+                    reason: string;
+                }[];
+                cost: number | null;
+                inputTokens: number;
+                outputTokens: number;
+                latencyMs: number;
+                error: string | null;
+            }[];
+        };
+        EvalSuiteRunComparison: {
+            base: components["schemas"]["EvalSuiteRun"];
+            head: components["schemas"]["EvalSuiteRun"];
+            /** @description head − base */
+            delta: {
+                passRate: number;
+                meanScore: number;
+                cost: number | null;
+                latencyP50Ms: number;
+            };
+            cases: {
+                caseId: string;
+                base: {
+                    status: string;
+                    score: number;
+                } | null;
+                head: {
+                    status: string;
+                    score: number;
+                } | null;
+                /** @enum {string} */
+                change: "Improved" | "Regressed" | "Unchanged" | "Added" | "Removed";
+            }[];
         };
         RetentionPolicy: {
             /** @enum {string} */
@@ -10949,6 +11249,795 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window ends */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvalSuites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Suites */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuiteSummary"][];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvalSuite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suite */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuite"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such eval suite */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putEvalSuite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvalSuiteRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuite"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuite"];
+                };
+            };
+            /** @description Invalid name, case or grader */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the EvalsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteEvalSuite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the EvalsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such eval suite */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvalSuiteRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Suite runs */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuiteRun"][];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such eval suite */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startEvalSuiteRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvalSuiteRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    /** @description The suite run, {prefix}/api/evals/{suite}/runs/{runId} */
+                    Location?: string;
+                    /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuiteRun"];
+                };
+            };
+            /** @description A judge agent the suite names does not exist */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such suite, agent or agent version */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvalSuiteRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suite: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suite run */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuiteRunDetail"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such suite run */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    compareEvalSuiteRuns: {
+        parameters: {
+            query: {
+                /** @description The earlier run */
+                base: string;
+                /** @description The run compared with it */
+                head: string;
+            };
+            header?: never;
+            path: {
+                suite: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalSuiteRunComparison"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such suite or run */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -108,6 +108,16 @@ export const operationTable = {
     deleteDocument: { operationId: 'deleteKnowledgeDocument', method: 'delete', path: '/api/knowledge/{collection}/documents/{id}', pathParams: ['collection', 'id'], body: 'none', response: 'none' },
     search: { operationId: 'searchKnowledge', method: 'post', path: '/api/knowledge/{collection}/search', pathParams: ['collection'], body: 'json', response: 'json' },
   },
+  evaluations: {
+    listEvalSuites: { operationId: 'listEvalSuites', method: 'get', path: '/api/evals', pathParams: [], body: 'none', response: 'json' },
+    getEvalSuite: { operationId: 'getEvalSuite', method: 'get', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'none', response: 'json' },
+    putEvalSuite: { operationId: 'putEvalSuite', method: 'put', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'json', response: 'json' },
+    deleteEvalSuite: { operationId: 'deleteEvalSuite', method: 'delete', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'none', response: 'none' },
+    startEvalSuiteRun: { operationId: 'startEvalSuiteRun', method: 'post', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'json', response: 'json' },
+    listEvalSuiteRuns: { operationId: 'listEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'none', response: 'json' },
+    getEvalSuiteRun: { operationId: 'getEvalSuiteRun', method: 'get', path: '/api/evals/{suite}/runs/{runId}', pathParams: ['suite', 'runId'], body: 'none', response: 'json' },
+    compareEvalSuiteRuns: { operationId: 'compareEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/compare', pathParams: ['suite'], body: 'none', response: 'json' },
+  },
   exposure: {
     exposedMcp: { operationId: 'exposedMcp', method: 'post', path: '/mcp', pathParams: [], body: 'json', response: 'json' },
     getA2AAgentCard: { operationId: 'getA2AAgentCard', method: 'get', path: '/a2a/{agent}/.well-known/agent-card.json', pathParams: ['agent'], body: 'none', response: 'json' },
@@ -332,6 +342,24 @@ export interface GeneratedGroups {
     deleteDocument(collection: PathParam<'deleteKnowledgeDocument', 'collection'>, id: PathParam<'deleteKnowledgeDocument', 'id'>, options?: CallOptions): Promise<void>;
     /** `POST /api/knowledge/{collection}/search`: Search a knowledge collection */
     search(collection: PathParam<'searchKnowledge', 'collection'>, body: JsonBody<'searchKnowledge'>, options?: IdempotentCallOptions): Promise<JsonResult<'searchKnowledge'>>;
+  };
+  evaluations: {
+    /** `GET /api/evals`: List eval suites */
+    listEvalSuites(options?: CallOptions): Promise<JsonResult<'listEvalSuites'>>;
+    /** `GET /api/evals/{suite}`: Get an eval suite */
+    getEvalSuite(suite: PathParam<'getEvalSuite', 'suite'>, options?: CallOptions): Promise<JsonResult<'getEvalSuite'>>;
+    /** `PUT /api/evals/{suite}`: Create or replace an eval suite */
+    putEvalSuite(suite: PathParam<'putEvalSuite', 'suite'>, body: JsonBody<'putEvalSuite'>, options?: CallOptions): Promise<JsonResult<'putEvalSuite'>>;
+    /** `DELETE /api/evals/{suite}`: Delete an eval suite */
+    deleteEvalSuite(suite: PathParam<'deleteEvalSuite', 'suite'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/evals/{suite}/runs`: Run an eval suite */
+    startEvalSuiteRun(suite: PathParam<'startEvalSuiteRun', 'suite'>, body: JsonBody<'startEvalSuiteRun'>, options?: IdempotentCallOptions): Promise<JsonResult<'startEvalSuiteRun'>>;
+    /** `GET /api/evals/{suite}/runs`: List the runs of an eval suite */
+    listEvalSuiteRuns(suite: PathParam<'listEvalSuiteRuns', 'suite'>, options?: CallOptions): Promise<JsonResult<'listEvalSuiteRuns'>>;
+    /** `GET /api/evals/{suite}/runs/{runId}`: Get a run of an eval suite */
+    getEvalSuiteRun(suite: PathParam<'getEvalSuiteRun', 'suite'>, runId: PathParam<'getEvalSuiteRun', 'runId'>, options?: CallOptions): Promise<JsonResult<'getEvalSuiteRun'>>;
+    /** `GET /api/evals/{suite}/compare`: Compare two runs of an eval suite */
+    compareEvalSuiteRuns(suite: PathParam<'compareEvalSuiteRuns', 'suite'>, options?: CallOptions<QueryParams<'compareEvalSuiteRuns'>>): Promise<JsonResult<'compareEvalSuiteRuns'>>;
   };
   exposure: {
     /** `POST /mcp`: MCP server of the exposed agents */

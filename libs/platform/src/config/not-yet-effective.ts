@@ -52,8 +52,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Retention:ToolInvocations:Archive',
     'Retention:Spans:MaxAge',
     'Retention:Spans:Archive',
-    'Retention:EvalCaseResults:MaxAge',
-    'Retention:EvalCaseResults:Archive',
     'Retention:WorkflowCheckpoints:MaxAge',
     'Retention:WorkflowCheckpoints:Archive',
     'Retention:Conversations:MaxAge',

@@ -23,7 +23,7 @@ const ServiceEndpoint = section({
   MetricsPort: nullable(int().pipe(z.number().min(0).max(65535))),
 });
 
-const SERVICE_NAMES = ['AgentRegistry', 'RunExecutor', 'Session', 'Skill', 'Attachment', 'Governance', 'Knowledge'] as const;
+const SERVICE_NAMES = ['AgentRegistry', 'RunExecutor', 'Session', 'Skill', 'Attachment', 'Governance', 'Knowledge', 'Evaluation'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 const ProviderKind = z.enum(['OpenAI', 'Anthropic', 'AzureOpenAI', 'OpenAICompatible', 'Demo']);

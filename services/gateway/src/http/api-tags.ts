@@ -14,6 +14,8 @@ export const API_TAGS = {
     'Agents served to other systems: as tools of an MCP server (Hangar:Exposure:Mcp:Agents) and as A2A agents (Hangar:Exposure:A2A:Agents); none by default, and only for callers with ExternalInvoke.',
   Knowledge:
     'Collections of documents (text, Markdown, PDF) cut into chunks and embedded, searched by meaning; agents search one through a knowledge:<collection> tool.',
+  Evaluations:
+    'Eval suites: cases with graders (exact, contains, regex, JSON Schema, a judge agent), runs of an agent version over every case (runs of kind Evaluation), results per case and aggregate, and two runs compared.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',
   'Skill script grants': 'Grants that allow a skill’s scripts to run, with an optional expiry.',
   Quotas: 'Usage limits per tenant (runs, tokens, cost) over a period; a run over a limit is refused with 429.',

@@ -75,6 +75,7 @@ export function startRetention(
     RunInputs: { maxAgeMs: Retention.RunInputs.MaxAge, archive: Retention.RunInputs.Archive },
     RunScores: { maxAgeMs: Retention.RunScores.MaxAge, archive: Retention.RunScores.Archive },
     DocumentEmbeddings: { maxAgeMs: Retention.DocumentEmbeddings.MaxAge, archive: Retention.DocumentEmbeddings.Archive },
+    EvalCaseResults: { maxAgeMs: Retention.EvalCaseResults.MaxAge, archive: Retention.EvalCaseResults.Archive },
   };
   const service = createRetentionService({
     repository,

@@ -27,13 +27,19 @@ export function createCachedAgents(deps: { agents: AgentLoader; pubsub: PubSub; 
     onUnheard: (error) => deps.logger.warn({ err: error }, `agent changes cannot be heard; a change takes up to ${AGENT_CACHE_MS} ms`),
   });
   const agents: AgentLoader = {
-    load: (caller, name) =>
-      cache.get(
-        agentCacheKey(caller.tenantId, name),
-        () => deps.agents.load(caller, name),
-        (error) =>
-          deps.logger.warn({ err: (error as Error).message, agent: name }, 'agent registry unavailable; the last known definition stands'),
-      ),
+    // A pinned version is asked of the registry each time: only evaluations and experiments pin one.
+    load: (caller, name, version) =>
+      version !== undefined
+        ? deps.agents.load(caller, name, version)
+        : cache.get(
+            agentCacheKey(caller.tenantId, name),
+            () => deps.agents.load(caller, name),
+            (error) =>
+              deps.logger.warn(
+                { err: (error as Error).message, agent: name },
+                'agent registry unavailable; the last known definition stands',
+              ),
+          ),
     estimate: (...args) => deps.agents.estimate(...args),
   };
   return { agents, start: cache.start, stop: cache.stop };

@@ -47,8 +47,8 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   const knowledgeClient = createServiceClient(KnowledgeServiceDefinition, knowledgeChannel);
 
   const agents: AgentLoader = {
-    async load(caller, name) {
-      const record = recordFromProto((await registry.resolveAgent({ name }, { caller })).agent);
+    async load(caller, name, version) {
+      const record = recordFromProto((await registry.resolveAgent({ name, version }, { caller })).agent);
       return { definition: record.definition, version: record.version ?? null };
     },
     async estimate(caller, name, messages, parameters) {

@@ -4,8 +4,8 @@ import type { Caller } from '@hangar/platform';
 /** What the run executor needs of the other services: the run engine's rules see only these ports. */
 
 export interface AgentLoader {
-  /** The agent's current definition and version; throws 404 for an unknown agent. */
-  load(caller: Caller, name: string): Promise<{ definition: AgentDefinition; version: number | null }>;
+  /** The agent's current definition and version, or its stored `version`; throws 404 for an unknown agent or version. */
+  load(caller: Caller, name: string, version?: number): Promise<{ definition: AgentDefinition; version: number | null }>;
   /** The registry's prompt estimate (the numbers of the pre-flight check). */
   estimate(
     caller: Caller,

@@ -99,7 +99,7 @@ export function createPreparation(deps: PrepareDeps) {
     async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean; tenant: boolean }) {
       const [admitted, loaded, settings] = await Promise.allSettled([
         options.admit ? deps.admit(caller, request.agentName) : undefined,
-        deps.agents.load(caller, request.agentName),
+        deps.agents.load(caller, request.agentName, request.agentVersion),
         options.tenant ? deps.tenantSettings(caller) : undefined,
       ]);
       if (admitted.status === 'rejected') throw admitted.reason;

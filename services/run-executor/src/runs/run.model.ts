@@ -7,7 +7,7 @@ export type RunStatus = RunStatusName;
 export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 /** The kinds a caller of StartRun may ask for; the others are the executor's own (queued, child, …). */
-export const REQUESTABLE_RUN_KINDS = ['Interactive', 'Compatibility'] as const;
+export const REQUESTABLE_RUN_KINDS = ['Interactive', 'Compatibility', 'Evaluation'] as const;
 export type RequestableRunKind = (typeof REQUESTABLE_RUN_KINDS)[number];
 
 export function requestableRunKind(kind: string | undefined): RequestableRunKind | undefined {
@@ -121,6 +121,8 @@ export interface StartRunRequest {
   clientMetadata?: Record<string, unknown>;
   /** Added after the agent's instructions for this run only (OpenAI Responses `instructions`); not kept in the session. */
   instructions?: string;
+  /** A stored version of the agent instead of its current one. */
+  agentVersion?: number;
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

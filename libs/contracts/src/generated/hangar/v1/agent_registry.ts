@@ -128,6 +128,8 @@ export interface GetAgentResponse {
 
 export interface ResolveAgentRequest {
   name: string;
+  /** A stored version instead of the current one (404 when it does not exist or the agent is code-defined). */
+  version?: number | undefined;
 }
 
 export interface ResolveAgentResponse {
@@ -1339,13 +1341,16 @@ export const GetAgentResponse: MessageFns<GetAgentResponse> = {
 };
 
 function createBaseResolveAgentRequest(): ResolveAgentRequest {
-  return { name: "" };
+  return { name: "", version: undefined };
 }
 
 export const ResolveAgentRequest: MessageFns<ResolveAgentRequest> = {
   encode(message: ResolveAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.version !== undefined) {
+      writer.uint32(16).int32(message.version);
     }
     return writer;
   },
@@ -1371,6 +1376,14 @@ export const ResolveAgentRequest: MessageFns<ResolveAgentRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1389,6 +1402,7 @@ export const ResolveAgentRequest: MessageFns<ResolveAgentRequest> = {
   fromPartial(object: DeepPartial<ResolveAgentRequest>): ResolveAgentRequest {
     const message = createBaseResolveAgentRequest();
     message.name = object.name ?? "";
+    message.version = object.version ?? undefined;
     return message;
   },
 };

@@ -46,7 +46,10 @@ export interface StartRunRequest {
   parameters: RunParameter[];
   isStreaming: boolean;
   attachments: string[];
-  /** Absent: `Interactive`. A caller may also ask for `Compatibility` (the OpenAI-compatible routes). */
+  /**
+   * Absent: `Interactive`. A caller may also ask for `Compatibility` (the OpenAI-compatible routes)
+   * or `Evaluation` (the evaluation service's runs of a suite's cases and of its judges).
+   */
   kind?:
     | string
     | undefined;
@@ -58,7 +61,14 @@ export interface StartRunRequest {
     | { [key: string]: any }
     | undefined;
   /** Added after the agent's instructions for this run only: never part of its session's history. */
-  instructions?: string | undefined;
+  instructions?:
+    | string
+    | undefined;
+  /**
+   * A stored agent's version to run instead of its current one (evaluations, experiments); a code
+   * agent has none (404).
+   */
+  agentVersion?: number | undefined;
 }
 
 export interface EstimateRunPromptRequest {
@@ -540,6 +550,7 @@ function createBaseStartRunRequest(): StartRunRequest {
     kind: undefined,
     clientMetadata: undefined,
     instructions: undefined,
+    agentVersion: undefined,
   };
 }
 
@@ -571,6 +582,9 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     }
     if (message.instructions !== undefined) {
       writer.uint32(74).string(message.instructions);
+    }
+    if (message.agentVersion !== undefined) {
+      writer.uint32(80).int32(message.agentVersion);
     }
     return writer;
   },
@@ -660,6 +674,14 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
             message.instructions = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.agentVersion = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -686,6 +708,7 @@ export const StartRunRequest: MessageFns<StartRunRequest> = {
     message.kind = object.kind ?? undefined;
     message.clientMetadata = object.clientMetadata ?? undefined;
     message.instructions = object.instructions ?? undefined;
+    message.agentVersion = object.agentVersion ?? undefined;
     return message;
   },
 };
