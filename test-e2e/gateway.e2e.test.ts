@@ -75,7 +75,7 @@ describe('authentication', () => {
           : { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
     // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead) and searches knowledge.
-    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
+    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'EvalsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });
@@ -264,6 +264,14 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/knowledge/{collection}/documents',
         'DELETE /hangar/api/knowledge/{collection}/documents/{id}',
         'POST /hangar/api/knowledge/{collection}/search',
+        'GET /hangar/api/evals',
+        'GET /hangar/api/evals/{suite}',
+        'PUT /hangar/api/evals/{suite}',
+        'DELETE /hangar/api/evals/{suite}',
+        'POST /hangar/api/evals/{suite}/runs',
+        'GET /hangar/api/evals/{suite}/runs',
+        'GET /hangar/api/evals/{suite}/runs/{runId}',
+        'GET /hangar/api/evals/{suite}/compare',
         'POST /hangar/mcp',
         'GET /hangar/a2a/{agent}/.well-known/agent-card.json',
         'POST /hangar/a2a/{agent}',

@@ -72,7 +72,7 @@ afterAll(async () => {
 
 it('prints both gateways, every service with its pid, and the engines it found running', () => {
   for (const gateway of gateways) expect(output).toContain(gateway);
-  for (const name of ['AgentRegistry', 'RunExecutor 2', 'Session', 'Skill', 'Attachment', 'Governance', 'Knowledge'])
+  for (const name of ['AgentRegistry', 'RunExecutor 2', 'Session', 'Skill', 'Attachment', 'Governance', 'Knowledge', 'Evaluation'])
     expect(output).toMatch(new RegExp(`${name} .* pid \\d+`));
   expect(output.match(/was already running/g)).toHaveLength(3);
 });

@@ -1,5 +1,5 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, type HangarUnderTest } from '@hangar/testing';
+import { eventually, startHangar, type HangarUnderTest } from '@hangar/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 /**
@@ -66,6 +66,16 @@ beforeAll(async () => {
   form.append('file', new Blob([MARKER], { type: 'text/plain' }), 'a.txt');
   const attachment = await hangar.request('POST', '/api/attachments?sessionId=session-a', { headers: A, rawBody: form as never });
   for (const answer of [feedback, key, attachment]) expect(answer.status, answer.text).toBeLessThan(300);
+  const suite = await as(A, 'PUT', '/api/evals/suite-a', { description: MARKER, cases: [{ input: MARKER, expected: MARKER }] });
+  expect(suite.status, suite.text).toBe(201);
+  const evalRun = await as(A, 'POST', '/api/evals/suite-a/runs', { agent: 'agent-a' });
+  expect(evalRun.status, evalRun.text).toBe(202);
+  // Ended before the snapshot, which must not move by itself.
+  await eventually(
+    async () => ((await as(A, 'GET', `/api/evals/suite-a/runs/${evalRun.body.id}`)).body.status === 'Completed' ? true : undefined),
+    'the eval suite run of tenant A',
+    20_000,
+  );
   const keyOfB = await hangar.request('POST', '/api/api-keys', {
     headers: { 'x-hangar-tenant': 'tenant-b' },
     body: { name: 'b', role: 'Admin' },
@@ -82,6 +92,8 @@ beforeAll(async () => {
     skillName: 'skill-a',
     collection: 'collection-a',
     documentId: knowledgeDocument.body.id,
+    suite: 'suite-a',
+    evalRunId: evalRun.body.id,
     a: '1',
     b: '2',
   });
@@ -108,6 +120,8 @@ async function snapshotOfA() {
     '/api/schedules/agent-a',
     '/api/knowledge/collection-a',
     '/api/knowledge/collection-a/documents',
+    '/api/evals/suite-a',
+    `/api/evals/suite-a/runs/${ofA.evalRunId}`,
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -123,6 +137,7 @@ function pathFor(path: string): string {
     if (param === 'id' && path.startsWith('/api/api-keys')) return ofA.apiKeyId;
     if (param === 'id' && path.startsWith('/api/tenants')) return 'tenant-a';
     if (param === 'id' && path.startsWith('/api/knowledge')) return ofA.documentId;
+    if (param === 'runId' && path.startsWith('/api/evals')) return ofA.evalRunId;
     if (param === 'approvalId') return '00000000-0000-4000-8000-000000000001';
     return ofA[param] ?? `unknown-${param}`;
   });
@@ -145,6 +160,8 @@ const BODIES: Record<string, unknown> = {
   putKnowledgeCollection: { embeddingProvider: 'demo', embeddingModel: 'hash' },
   addKnowledgeDocument: { name: 'b.md', text: 'by B' },
   searchKnowledge: { query: 'only tenant a knows this' },
+  putEvalSuite: { cases: [{ input: 'by B', expected: 'by B' }] },
+  startEvalSuiteRun: { agent: 'agent-a' },
   putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 
@@ -169,6 +186,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
       ofA.id,
       ofA.apiKeyId,
       ofA.documentId,
+      ofA.evalRunId,
       'session-a',
       'quota-a',
       'agent-a',
@@ -176,7 +194,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
     ].filter((secret) => answer.text.includes(secret) && !concrete.includes(secret) && !JSON.stringify(body ?? '').includes(secret));
     if (leaked.length) problems.push(`${method} ${path}: answer carries ${leaked.join(', ')}`);
     if (answer.status >= 500) problems.push(`${method} ${path}: ${answer.status}`);
-    const namedPerTenant = ['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule', 'putKnowledgeCollection'];
+    const namedPerTenant = ['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule', 'putKnowledgeCollection', 'putEvalSuite'];
     if (namedPerTenant.includes(operation.operationId) && answer.status === 201) ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));
     // Platform-wide settings answer an ordinary tenant 403 whatever it names.
