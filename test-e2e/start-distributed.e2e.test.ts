@@ -105,7 +105,7 @@ it('serves through both gateways on the real engines: a run started on A is read
 
 it('stops every process it started on SIGINT and exits 0', async () => {
   const pids = [...output.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
-  expect(pids).toHaveLength(10); // seven services, a second run executor, two gateways
+  expect(pids).toHaveLength(11); // eight services, a second run executor, two gateways
   launcher.kill('SIGINT');
   expect(await exited).toBe(0);
   const alive = pids.filter((pid) => {
