@@ -55,10 +55,10 @@ const CASES = [
 const putSuite = (name: string, body: unknown, headers = acme) => hangar.request('PUT', `/api/evals/${name}`, { body, headers });
 const startRun = (suite: string, body: unknown, headers = acme) => hangar.request('POST', `/api/evals/${suite}/runs`, { body, headers });
 
-async function completed(suite: string, runId: string) {
+async function completed(runId: string) {
   const run = await eventually(
     async () => {
-      const answer = await hangar.request('GET', `/api/evals/${suite}/runs/${runId}`, { headers: acme });
+      const answer = await hangar.request('GET', `/api/eval-runs/${runId}`, { headers: acme });
       expect(answer.status, answer.text).toBe(200);
       return ['Completed', 'Failed'].includes(answer.body.status) ? answer.body : undefined;
     },
@@ -165,35 +165,36 @@ describe('eval suites', () => {
 
   it('runs ten cases over a pinned agent version: pass rate, grades, runs of kind Evaluation, cost and latency', async () => {
     expect((await putSuite('regression', { cases: CASES })).status).toBe(201);
-    const started = await startRun('regression', { agent: 'student', version: 1 });
+    const started = await startRun('regression', { agentName: 'student', agentVersion: 1 });
     expect(started.status, started.text).toBe(202);
-    expect(started.headers.get('location')).toBe(`/api/evals/regression/runs/${started.body.id}`);
-    expect(started.body).toMatchObject({ suite: 'regression', suiteVersion: 1, agent: 'student', agentVersion: 1 });
-    const run = await completed('regression', started.body.id);
-    expect(run.aggregate).toMatchObject({ cases: 10, passed: 7, failed: 3, errored: 0, passRate: 0.7 });
-    expect(run.aggregate.cost).toBeGreaterThan(0);
-    expect(run.aggregate.latencyMs.p50).toBeGreaterThan(0);
+    expect(started.headers.get('location')).toBe(`/api/eval-runs/${started.body.id}`);
+    expect(Object.keys(started.body)).toEqual(['id']);
+    const run = await completed(started.body.id);
+    expect(run).toMatchObject({ suite: 'regression', suiteVersion: 1, agentName: 'student', agentVersion: 1 });
+    expect(run.summary).toMatchObject({ cases: 10, passed: 7, failed: 3, errored: 0, passRate: 0.7 });
+    expect(run.summary.cost).toBeGreaterThan(0);
+    expect(run.summary.latencyMsP50).toBeGreaterThan(0);
     expect(run.casesDone).toBe(10);
     const failed = run.results
       .filter((result: { status: string }) => result.status === 'Failed')
       .map((result: { caseId: string }) => result.caseId);
     expect(failed.sort()).toEqual(['order', 'product', 'sky']);
     const product = run.results.find((result: { caseId: string }) => result.caseId === 'product');
-    expect(product.graders[0]).toMatchObject({ kind: 'jsonSchema', passed: false });
-    expect(product.graders[0].reason).toContain('/price');
+    expect(product).toMatchObject({ passed: false, graders: [{ kind: 'jsonSchema', passed: false }] });
+    expect(product.graders[0].detail).toContain('/price');
     const italy = run.results.find((result: { caseId: string }) => result.caseId === 'italy');
-    expect(italy).toMatchObject({ status: 'Passed', score: 0.95, graders: [{ kind: 'judge', passed: true, reason: 'names Rome' }] });
+    expect(italy).toMatchObject({ passed: true, status: 'Passed', score: 0.95, graders: [{ kind: 'judge', passed: true, detail: 'names Rome' }] });
     const caseRun = await hangar.request('GET', `/api/runs/${italy.runId}`, { headers: acme });
     expect(caseRun.body).toMatchObject({ kind: 'Evaluation', agentVersion: 1, status: 'Completed' });
-    expect((await hangar.request('GET', `/api/evals/regression/runs/${started.body.id}`, { headers: globex })).status).toBe(404);
+    expect((await hangar.request('GET', `/api/eval-runs/${started.body.id}`, { headers: globex })).status).toBe(404);
   });
 
   it('compares the runs of two versions case by case', async () => {
-    const base = (await startRun('regression', { agent: 'student', version: 1 })).body.id;
-    const head = (await startRun('regression', { agent: 'student' })).body.id;
-    await completed('regression', base);
-    const current = await completed('regression', head);
-    expect(current).toMatchObject({ agentVersion: 2, aggregate: { passed: 10, passRate: 1 } });
+    const base = (await startRun('regression', { agentName: 'student', agentVersion: 1 })).body.id;
+    const head = (await startRun('regression', { agentName: 'student' })).body.id;
+    await completed(base);
+    const current = await completed(head);
+    expect(current).toMatchObject({ agentVersion: 2, summary: { passed: 10, passRate: 1 } });
     const compared = await hangar.request('GET', `/api/evals/regression/compare?base=${base}&head=${head}`, { headers: acme });
     expect(compared.status, compared.text).toBe(200);
     expect(compared.body.delta.passRate).toBeCloseTo(0.3);
@@ -207,11 +208,11 @@ describe('eval suites', () => {
   });
 
   it('refuses a run of an unknown agent, version or judge, queueing nothing', async () => {
-    expectProblem(await startRun('regression', { agent: 'nobody' }), 404, 'not_found');
-    expectProblem(await startRun('regression', { agent: 'student', version: 9 }), 404, 'not_found');
-    expectProblem(await startRun('nothing-here', { agent: 'student' }), 404, 'not_found');
+    expectProblem(await startRun('regression', { agentName: 'nobody' }), 404, 'not_found');
+    expectProblem(await startRun('regression', { agentName: 'student', agentVersion: 9 }), 404, 'not_found');
+    expectProblem(await startRun('nothing-here', { agentName: 'student' }), 404, 'not_found');
     expect((await putSuite('judged', { cases: [{ input: 'a', graders: [{ kind: 'judge', agent: 'ghost' }] }] })).status).toBe(201);
-    const refused = await startRun('judged', { agent: 'student' });
+    const refused = await startRun('judged', { agentName: 'student' });
     expectProblem(refused, 400, 'validation_failed');
     expect(refused.body.errors[0].message).toContain('ghost');
     expect((await hangar.request('GET', '/api/evals/judged/runs', { headers: acme })).body).toEqual([]);
@@ -220,8 +221,8 @@ describe('eval suites', () => {
   it('records a case whose judge gives no score as an error, not a failure', async () => {
     const cases = [{ id: 'mute', input: 'Explain the capital of Italy.', graders: [{ kind: 'judge', agent: 'mute-judge' }] }];
     expect((await putSuite('mute', { cases })).status).toBe(201);
-    const run = await completed('mute', (await startRun('mute', { agent: 'student' })).body.id);
-    expect(run.aggregate).toMatchObject({ cases: 1, errored: 1, passRate: 0 });
+    const run = await completed((await startRun('mute', { agentName: 'student' })).body.id);
+    expect(run.summary).toMatchObject({ cases: 1, failed: 1, errored: 1, passRate: 0 });
     expect(run.results[0]).toMatchObject({ status: 'Error', output: 'Rome is the capital of Italy.' });
     expect(run.results[0].error).toContain('gave no score');
   });

@@ -270,7 +270,7 @@ describe('routing, prefix and documents', () => {
         'DELETE /hangar/api/evals/{suite}',
         'POST /hangar/api/evals/{suite}/runs',
         'GET /hangar/api/evals/{suite}/runs',
-        'GET /hangar/api/evals/{suite}/runs/{runId}',
+        'GET /hangar/api/eval-runs/{id}',
         'GET /hangar/api/evals/{suite}/compare',
         'POST /hangar/mcp',
         'GET /hangar/a2a/{agent}/.well-known/agent-card.json',

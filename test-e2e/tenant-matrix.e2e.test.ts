@@ -68,11 +68,11 @@ beforeAll(async () => {
   for (const answer of [feedback, key, attachment]) expect(answer.status, answer.text).toBeLessThan(300);
   const suite = await as(A, 'PUT', '/api/evals/suite-a', { description: MARKER, cases: [{ input: MARKER, expected: MARKER }] });
   expect(suite.status, suite.text).toBe(201);
-  const evalRun = await as(A, 'POST', '/api/evals/suite-a/runs', { agent: 'agent-a' });
+  const evalRun = await as(A, 'POST', '/api/evals/suite-a/runs', { agentName: 'agent-a' });
   expect(evalRun.status, evalRun.text).toBe(202);
   // Ended before the snapshot, which must not move by itself.
   await eventually(
-    async () => ((await as(A, 'GET', `/api/evals/suite-a/runs/${evalRun.body.id}`)).body.status === 'Completed' ? true : undefined),
+    async () => ((await as(A, 'GET', `/api/eval-runs/${evalRun.body.id}`)).body.status === 'Completed' ? true : undefined),
     'the eval suite run of tenant A',
     20_000,
   );
@@ -121,7 +121,7 @@ async function snapshotOfA() {
     '/api/knowledge/collection-a',
     '/api/knowledge/collection-a/documents',
     '/api/evals/suite-a',
-    `/api/evals/suite-a/runs/${ofA.evalRunId}`,
+    `/api/eval-runs/${ofA.evalRunId}`,
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -137,7 +137,7 @@ function pathFor(path: string): string {
     if (param === 'id' && path.startsWith('/api/api-keys')) return ofA.apiKeyId;
     if (param === 'id' && path.startsWith('/api/tenants')) return 'tenant-a';
     if (param === 'id' && path.startsWith('/api/knowledge')) return ofA.documentId;
-    if (param === 'runId' && path.startsWith('/api/evals')) return ofA.evalRunId;
+    if (param === 'id' && path.startsWith('/api/eval-runs')) return ofA.evalRunId;
     if (param === 'approvalId') return '00000000-0000-4000-8000-000000000001';
     return ofA[param] ?? `unknown-${param}`;
   });
@@ -161,7 +161,7 @@ const BODIES: Record<string, unknown> = {
   addKnowledgeDocument: { name: 'b.md', text: 'by B' },
   searchKnowledge: { query: 'only tenant a knows this' },
   putEvalSuite: { cases: [{ input: 'by B', expected: 'by B' }] },
-  startEvalSuiteRun: { agent: 'agent-a' },
+  startEvalSuiteRun: { agentName: 'agent-a' },
   putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 

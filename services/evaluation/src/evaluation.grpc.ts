@@ -78,8 +78,8 @@ export function evaluationGrpc(evaluation: EvaluationService): pb.EvaluationServ
     async startSuiteRun(request, { caller }) {
       return { run: runToProto(await evaluation.startRun(caller, request.suite, request.agentName, request.agentVersion)) };
     },
-    async getSuiteRun({ suite, id }, { caller }) {
-      const { run, results } = await evaluation.getRun(caller, suite, id);
+    async getSuiteRun({ id }, { caller }) {
+      const { run, results } = await evaluation.getRun(caller, id);
       return { run: runToProto(run), results: results.map(resultToProto) };
     },
     async listSuiteRuns({ suite }, { caller }) {

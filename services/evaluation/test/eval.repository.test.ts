@@ -97,10 +97,10 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     expect(results.map((entry) => entry.status)).toEqual(['Passed', 'Failed']);
     expect(await repository.finish(run.id, 'first', 'Completed', aggregateOf(results, 2), null)).toBe(false);
     expect(await repository.finish(run.id, 'second', 'Completed', aggregateOf(results, 2), null)).toBe(true);
-    const found = await repository.getRun('acme', 'smoke', run.id);
+    const found = await repository.getRun('acme', run.id);
     expect(found?.run).toMatchObject({ status: 'Completed', casesDone: 2, aggregate: { passed: 1, failed: 1, passRate: 0.5, cost: 1 } });
     expect(found?.run.completedAt).toBeInstanceOf(Date);
-    expect(await repository.getRun('globex', 'smoke', run.id)).toBeUndefined();
+    expect(await repository.getRun('globex', run.id)).toBeUndefined();
     expect((await repository.claimRuns('third', 30_000, 100)).map((other) => other.id)).not.toContain(run.id);
   });
 
@@ -128,7 +128,7 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     expect(listed.map((run) => run.id)).toEqual([newer.id, older.id]);
     expect(listed[0]).toMatchObject({ status: 'Running', casesDone: 1, aggregate: { cases: 2, passed: 1, passRate: 0.5 } });
     expect(await repository.deleteSuite('initech', 'listing')).toBe(true);
-    expect(await repository.getRun('initech', 'listing', newer.id)).toBeUndefined();
+    expect(await repository.getRun('initech', newer.id)).toBeUndefined();
     expect(await repository.results(newer.id)).toEqual([]);
     expect(await repository.deleteSuite('initech', 'listing')).toBe(false);
   });

@@ -1213,13 +1213,13 @@ export interface paths {
         };
         /**
          * List the runs of an eval suite
-         * @description Returns the suite’s latest 100 runs, newest first, each with its aggregate (so far, for a run still going).
+         * @description Returns the suite’s latest 100 runs, newest first, each with its summary (so far, for a run still going).
          */
         get: operations["listEvalSuiteRuns"];
         put?: never;
         /**
          * Run an eval suite
-         * @description Queues a run of the suite over an agent version (its current one when absent, pinned now) and answers 202 at once; any instance of the evaluation service executes it, four cases at a time, each case a run of kind Evaluation that counts against quotas like any run. Poll the run named in Location for progress, results per case and the aggregate. An unknown agent or version is 404; a judge agent that does not exist is 400.
+         * @description Queues a run of the suite over an agent version (its current one when absent, pinned now) and answers 202 `{ id }` at once; any instance of the evaluation service executes it, four cases at a time, each case a run of kind Evaluation that counts against quotas like any run. Poll the eval run named in Location (`/api/eval-runs/{id}`) for progress, results per case and the summary. An unknown agent or version is 404; a judge agent that does not exist is 400.
          */
         post: operations["startEvalSuiteRun"];
         delete?: never;
@@ -1228,7 +1228,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/evals/{suite}/runs/{runId}": {
+    "/api/eval-runs/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1236,10 +1236,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a run of an eval suite
-         * @description Returns the suite run with its aggregate and the result of every case done: its run, answer, grades, cost and latency.
+         * Get an eval run
+         * @description Returns the run of a suite with its summary and the result of every case done: its run, answer, grades, cost and latency.
          */
-        get: operations["getEvalSuiteRun"];
+        get: operations["getEvalRun"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3052,60 +3052,64 @@ export interface components {
                 graders?: components["schemas"]["EvalGrader"][];
             }[];
         };
-        EvalSuiteRun: {
+        EvalRunAccepted: {
+            id: string;
+        };
+        EvalRunRequest: {
+            agentName: string;
+            /** @description A stored version of the agent; its current version when absent */
+            agentVersion?: number;
+        };
+        EvalRun: {
             id: string;
             suite: string;
+            /** @description The suite’s version whose cases ran */
             suiteVersion: number;
-            agent: string;
+            agentName: string;
             /** @description Null for a code agent */
             agentVersion: number | null;
             /** @enum {string} */
             status: "Queued" | "Running" | "Completed" | "Failed";
             casesDone: number;
             /** @description Over the cases done so far until the run ends */
-            aggregate: components["schemas"]["EvalAggregate"];
+            summary: components["schemas"]["EvalRunSummary"];
             error: string | null;
             /** Format: date-time */
             createdAt: string;
             startedAt: string | null;
             completedAt: string | null;
         };
-        EvalAggregate: {
-            cases: number;
+        EvalRunSummary: {
             passed: number;
+            /** @description Cases whose answer did not pass, errored ones included */
             failed: number;
-            /** @description Cases whose run failed or could not be graded */
+            /** @description Of the failed, those whose run failed or could not be graded */
             errored: number;
+            cases: number;
             /** @description passed / cases, 0 … 1 */
             passRate: number;
-            /** @description The mean case score of the graded cases, 0 … 1 */
+            /** @description The mean case score of the cases done, 0 … 1 */
             meanScore: number;
             /** @description The cases’ run costs; null when none was priced */
             cost: number | null;
             inputTokens: number;
             outputTokens: number;
-            latencyMs: {
-                p50: number;
-                p95: number;
-            };
+            latencyMsP50: number;
+            latencyMsP95: number;
         };
-        EvalSuiteRunRequest: {
-            agent: string;
-            /** @description A stored version of the agent; its current version when absent */
-            version?: number;
-        };
-        EvalSuiteRunDetail: {
+        EvalRunDetail: {
             id: string;
             suite: string;
+            /** @description The suite’s version whose cases ran */
             suiteVersion: number;
-            agent: string;
+            agentName: string;
             /** @description Null for a code agent */
             agentVersion: number | null;
             /** @enum {string} */
             status: "Queued" | "Running" | "Completed" | "Failed";
             casesDone: number;
             /** @description Over the cases done so far until the run ends */
-            aggregate: components["schemas"]["EvalAggregate"];
+            summary: components["schemas"]["EvalRunSummary"];
             error: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -3113,21 +3117,25 @@ export interface components {
             completedAt: string | null;
             results: {
                 caseId: string;
-                input: string;
-                expected: string | null;
-                /** @enum {string} */
-                status: "Passed" | "Failed" | "Error";
-                /** @description The mean of its graders’ scores, 0 … 1 */
-                score: number;
                 /** @description The agent’s run (kind Evaluation) */
                 runId: string | null;
-                output: string;
+                passed: boolean;
+                /** @description The mean of its graders’ scores, 0 … 1 */
+                score: number;
+                /**
+                 * @description Error: the run failed or the answer could not be graded
+                 * @enum {string}
+                 */
+                status: "Passed" | "Failed" | "Error";
                 graders: {
                     kind: string;
                     passed: boolean;
                     score: number;
-                    reason: string;
+                    detail: string;
                 }[];
+                input: string;
+                expected: string | null;
+                output: string;
                 cost: number | null;
                 inputTokens: number;
                 outputTokens: number;
@@ -3135,15 +3143,15 @@ export interface components {
                 error: string | null;
             }[];
         };
-        EvalSuiteRunComparison: {
-            base: components["schemas"]["EvalSuiteRun"];
-            head: components["schemas"]["EvalSuiteRun"];
+        EvalRunComparison: {
+            base: components["schemas"]["EvalRun"];
+            head: components["schemas"]["EvalRun"];
             /** @description head − base */
             delta: {
                 passRate: number;
                 meanScore: number;
                 cost: number | null;
-                latencyP50Ms: number;
+                latencyMsP50: number;
             };
             cases: {
                 caseId: string;
@@ -11654,7 +11662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EvalSuiteRun"][];
+                    "application/json": components["schemas"]["EvalRun"][];
                 };
             };
             /** @description The request is not valid */
@@ -11743,14 +11751,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EvalSuiteRunRequest"];
+                "application/json": components["schemas"]["EvalRunRequest"];
             };
         };
         responses: {
             /** @description Queued */
             202: {
                 headers: {
-                    /** @description The suite run, {prefix}/api/evals/{suite}/runs/{runId} */
+                    /** @description The eval run, {prefix}/api/eval-runs/{id} */
                     Location?: string;
                     /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
                     "Idempotent-Replayed"?: "true";
@@ -11763,7 +11771,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EvalSuiteRun"];
+                    "application/json": components["schemas"]["EvalRunAccepted"];
                 };
             };
             /** @description A judge agent the suite names does not exist */
@@ -11844,13 +11852,12 @@ export interface operations {
             };
         };
     };
-    getEvalSuiteRun: {
+    getEvalRun: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                suite: string;
-                runId: string;
+                id: string;
             };
             cookie?: never;
         };
@@ -11868,7 +11875,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EvalSuiteRunDetail"];
+                    "application/json": components["schemas"]["EvalRunDetail"];
                 };
             };
             /** @description The request is not valid */
@@ -11900,7 +11907,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such suite run */
+            /** @description No such eval run */
             404: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11971,7 +11978,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EvalSuiteRunComparison"];
+                    "application/json": components["schemas"]["EvalRunComparison"];
                 };
             };
             /** @description The request is not valid */

@@ -115,7 +115,7 @@ export const operationTable = {
     deleteEvalSuite: { operationId: 'deleteEvalSuite', method: 'delete', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'none', response: 'none' },
     startEvalSuiteRun: { operationId: 'startEvalSuiteRun', method: 'post', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'json', response: 'json' },
     listEvalSuiteRuns: { operationId: 'listEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'none', response: 'json' },
-    getEvalSuiteRun: { operationId: 'getEvalSuiteRun', method: 'get', path: '/api/evals/{suite}/runs/{runId}', pathParams: ['suite', 'runId'], body: 'none', response: 'json' },
+    getEvalRun: { operationId: 'getEvalRun', method: 'get', path: '/api/eval-runs/{id}', pathParams: ['id'], body: 'none', response: 'json' },
     compareEvalSuiteRuns: { operationId: 'compareEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/compare', pathParams: ['suite'], body: 'none', response: 'json' },
   },
   exposure: {
@@ -356,8 +356,8 @@ export interface GeneratedGroups {
     startEvalSuiteRun(suite: PathParam<'startEvalSuiteRun', 'suite'>, body: JsonBody<'startEvalSuiteRun'>, options?: IdempotentCallOptions): Promise<JsonResult<'startEvalSuiteRun'>>;
     /** `GET /api/evals/{suite}/runs`: List the runs of an eval suite */
     listEvalSuiteRuns(suite: PathParam<'listEvalSuiteRuns', 'suite'>, options?: CallOptions): Promise<JsonResult<'listEvalSuiteRuns'>>;
-    /** `GET /api/evals/{suite}/runs/{runId}`: Get a run of an eval suite */
-    getEvalSuiteRun(suite: PathParam<'getEvalSuiteRun', 'suite'>, runId: PathParam<'getEvalSuiteRun', 'runId'>, options?: CallOptions): Promise<JsonResult<'getEvalSuiteRun'>>;
+    /** `GET /api/eval-runs/{id}`: Get an eval run */
+    getEvalRun(id: PathParam<'getEvalRun', 'id'>, options?: CallOptions): Promise<JsonResult<'getEvalRun'>>;
     /** `GET /api/evals/{suite}/compare`: Compare two runs of an eval suite */
     compareEvalSuiteRuns(suite: PathParam<'compareEvalSuiteRuns', 'suite'>, options?: CallOptions<QueryParams<'compareEvalSuiteRuns'>>): Promise<JsonResult<'compareEvalSuiteRuns'>>;
   };

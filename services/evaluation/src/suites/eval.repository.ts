@@ -192,8 +192,8 @@ export function createEvaluationRepository(db: Kysely<EvaluationDatabase>) {
       return toRun({ ...row, cases_done: 0 }, []);
     },
 
-    async getRun(tenantId: string, suite: string, id: string): Promise<{ run: SuiteRunRecord; results: CaseResult[] } | undefined> {
-      const row = await runs().where('r.tenant_id', '=', tenantId).where('r.suite', '=', suite).where('r.id', '=', id).executeTakeFirst();
+    async getRun(tenantId: string, id: string): Promise<{ run: SuiteRunRecord; results: CaseResult[] } | undefined> {
+      const row = await runs().where('r.tenant_id', '=', tenantId).where('r.id', '=', id).executeTakeFirst();
       if (!row) return undefined;
       const found = await results(id);
       return { run: toRun(row, found), results: found };

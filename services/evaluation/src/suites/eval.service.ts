@@ -73,9 +73,10 @@ export function createEvaluationService(deps: {
     return suite;
   }
 
-  async function runOf(caller: Caller, suite: string, id: string) {
-    const found = RECORD_NAME.test(suite) ? await repository.getRun(caller.tenantId, suite, id) : undefined;
-    if (!found) throw notFound(`run "${id}" of eval suite "${suite}" not found`);
+  /** A suite run of the caller's tenant (of `suite`, when named). */
+  async function runOf(caller: Caller, id: string, suite?: string) {
+    const found = await repository.getRun(caller.tenantId, id);
+    if (!found || (suite !== undefined && found.run.suite !== suite)) throw notFound(`eval run "${id}" not found`);
     return found;
   }
 
@@ -141,7 +142,7 @@ export function createEvaluationService(deps: {
       return run;
     },
 
-    getRun: runOf,
+    getRun: (caller: Caller, id: string) => runOf(caller, id),
 
     async listRuns(caller: Caller, suiteName: string): Promise<SuiteRunRecord[]> {
       await suiteOf(caller, suiteName);
@@ -150,7 +151,7 @@ export function createEvaluationService(deps: {
 
     /** Two runs of the suite side by side, case by case (by case id): what improved and what regressed. */
     async compare(caller: Caller, suiteName: string, baseId: string, headId: string) {
-      const [base, head] = await Promise.all([runOf(caller, suiteName, baseId), runOf(caller, suiteName, headId)]);
+      const [base, head] = await Promise.all([runOf(caller, baseId, suiteName), runOf(caller, headId, suiteName)]);
       const baseCases = new Map(base.results.map((result) => [result.caseId, result]));
       const headCases = new Map(head.results.map((result) => [result.caseId, result]));
       const ids = [...new Set([...baseCases.keys(), ...headCases.keys()])];

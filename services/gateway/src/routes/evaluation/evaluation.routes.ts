@@ -18,7 +18,7 @@ import {
 
 const TAG = 'Evaluations';
 const SuiteParams = z.object({ suite: z.string() });
-const RunParams = z.object({ suite: z.string(), runId: z.string() });
+const RunParams = z.object({ id: z.string() });
 const NO_SUITE = problemResponse('No such eval suite');
 
 /** API.md "Evaluations and experiments": eval suites, executed by the evaluation service. */
@@ -105,7 +105,7 @@ export const evaluationRoutes = [
     operationId: 'startEvalSuiteRun',
     summary: 'Run an eval suite',
     description:
-      'Queues a run of the suite over an agent version (its current one when absent, pinned now) and answers 202 at once; any instance of the evaluation service executes it, four cases at a time, each case a run of kind Evaluation that counts against quotas like any run. Poll the run named in Location for progress, results per case and the aggregate. An unknown agent or version is 404; a judge agent that does not exist is 400.',
+      'Queues a run of the suite over an agent version (its current one when absent, pinned now) and answers 202 `{ id }` at once; any instance of the evaluation service executes it, four cases at a time, each case a run of kind Evaluation that counts against quotas like any run. Poll the eval run named in Location (`/api/eval-runs/{id}`) for progress, results per case and the summary. An unknown agent or version is 404; a judge agent that does not exist is 400.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: SuiteParams,
@@ -113,19 +113,18 @@ export const evaluationRoutes = [
     responses: {
       202: {
         description: 'Queued',
-        schema: SuiteRunSchema,
-        headers: { Location: locationHeader('The suite run, {prefix}/api/evals/{suite}/runs/{runId}') },
+        schema: z.object({ id: z.string() }).meta({ id: 'EvalRunAccepted' }),
+        headers: { Location: locationHeader('The eval run, {prefix}/api/eval-runs/{id}') },
       },
       400: problemResponse('A judge agent the suite names does not exist'),
       404: problemResponse('No such suite, agent or agent version'),
     },
     async handler({ params, body, caller }, { evaluation, config }) {
       const { run } = await evaluation.startSuiteRun(
-        { suite: params.suite, agentName: body.agent, agentVersion: body.version },
+        { suite: params.suite, agentName: body.agentName, agentVersion: body.agentVersion },
         { caller },
       );
-      const location = `${config.Hangar.Api.Prefix}/api/evals/${encodeURIComponent(params.suite)}/runs/${run!.id}`;
-      return { status: 202, body: suiteRunJson(run!), headers: { Location: location } };
+      return { status: 202, body: { id: run!.id }, headers: { Location: `${config.Hangar.Api.Prefix}/api/eval-runs/${run!.id}` } };
     },
   }),
   defineRoute({
@@ -133,7 +132,7 @@ export const evaluationRoutes = [
     path: '/api/evals/{suite}/runs',
     operationId: 'listEvalSuiteRuns',
     summary: 'List the runs of an eval suite',
-    description: 'Returns the suite’s latest 100 runs, newest first, each with its aggregate (so far, for a run still going).',
+    description: 'Returns the suite’s latest 100 runs, newest first, each with its summary (so far, for a run still going).',
     tag: TAG,
     auth: { role: 'Reader', scope: 'EvalsRead' },
     params: SuiteParams,
@@ -144,16 +143,17 @@ export const evaluationRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/api/evals/{suite}/runs/{runId}',
-    operationId: 'getEvalSuiteRun',
-    summary: 'Get a run of an eval suite',
-    description: 'Returns the suite run with its aggregate and the result of every case done: its run, answer, grades, cost and latency.',
+    path: '/api/eval-runs/{id}',
+    operationId: 'getEvalRun',
+    summary: 'Get an eval run',
+    description:
+      'Returns the run of a suite with its summary and the result of every case done: its run, answer, grades, cost and latency.',
     tag: TAG,
     auth: { role: 'Reader', scope: 'EvalsRead' },
     params: RunParams,
-    responses: { 200: { description: 'The suite run', schema: SuiteRunDetailSchema }, 404: problemResponse('No such suite run') },
+    responses: { 200: { description: 'The suite run', schema: SuiteRunDetailSchema }, 404: problemResponse('No such eval run') },
     async handler({ params, caller }, { evaluation }) {
-      const { run, results } = await evaluation.getSuiteRun({ suite: params.suite, id: params.runId }, { caller });
+      const { run, results } = await evaluation.getSuiteRun({ id: params.id }, { caller });
       return { status: 200, body: { ...suiteRunJson(run!), results: results.map(caseResultJson) } };
     },
   }),
@@ -173,17 +173,17 @@ export const evaluationRoutes = [
       const compared = await evaluation.compareSuiteRuns({ suite: params.suite, baseRunId: query.base, headRunId: query.head }, { caller });
       const base = suiteRunJson(compared.base!);
       const head = suiteRunJson(compared.head!);
-      const cost = base.aggregate.cost === null || head.aggregate.cost === null ? null : head.aggregate.cost - base.aggregate.cost;
+      const cost = base.summary.cost === null || head.summary.cost === null ? null : head.summary.cost - base.summary.cost;
       return {
         status: 200,
         body: {
           base,
           head,
           delta: {
-            passRate: head.aggregate.passRate - base.aggregate.passRate,
-            meanScore: head.aggregate.meanScore - base.aggregate.meanScore,
+            passRate: head.summary.passRate - base.summary.passRate,
+            meanScore: head.summary.meanScore - base.summary.meanScore,
             cost,
-            latencyP50Ms: head.aggregate.latencyMs.p50 - base.aggregate.latencyMs.p50,
+            latencyMsP50: head.summary.latencyMsP50 - base.summary.latencyMsP50,
           },
           cases: compared.cases.map((entry) => ({
             caseId: entry.caseId,

@@ -73,52 +73,54 @@ export const SuiteSchema = SuiteSummarySchema.extend({ cases: CaseSchema.array()
 
 export const SuiteRunRequestSchema = z
   .strictObject({
-    agent: z.string().min(1),
-    version: z.number().int().min(1).optional().describe('A stored version of the agent; its current version when absent'),
+    agentName: z.string().min(1),
+    agentVersion: z.number().int().min(1).optional().describe('A stored version of the agent; its current version when absent'),
   })
-  .meta({ id: 'EvalSuiteRunRequest' });
+  .meta({ id: 'EvalRunRequest' });
 
-const AggregateSchema = z
+const SummarySchema = z
   .object({
-    cases: z.number().int(),
     passed: z.number().int(),
-    failed: z.number().int(),
-    errored: z.number().int().describe('Cases whose run failed or could not be graded'),
+    failed: z.number().int().describe('Cases whose answer did not pass, errored ones included'),
+    errored: z.number().int().describe('Of the failed, those whose run failed or could not be graded'),
+    cases: z.number().int(),
     passRate: z.number().describe('passed / cases, 0 … 1'),
-    meanScore: z.number().describe('The mean case score of the graded cases, 0 … 1'),
+    meanScore: z.number().describe('The mean case score of the cases done, 0 … 1'),
     cost: z.number().nullable().describe('The cases’ run costs; null when none was priced'),
     inputTokens: z.number().int(),
     outputTokens: z.number().int(),
-    latencyMs: z.object({ p50: z.number(), p95: z.number() }),
+    latencyMsP50: z.number(),
+    latencyMsP95: z.number(),
   })
-  .meta({ id: 'EvalAggregate' });
+  .meta({ id: 'EvalRunSummary' });
 
 export const SuiteRunSchema = z
   .object({
     id: z.string(),
     suite: z.string(),
-    suiteVersion: z.number().int(),
-    agent: z.string(),
+    suiteVersion: z.number().int().describe('The suite’s version whose cases ran'),
+    agentName: z.string(),
     agentVersion: z.number().int().nullable().describe('Null for a code agent'),
     status: z.enum(['Queued', 'Running', 'Completed', 'Failed']),
     casesDone: z.number().int(),
-    aggregate: AggregateSchema.describe('Over the cases done so far until the run ends'),
+    summary: SummarySchema.describe('Over the cases done so far until the run ends'),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     completedAt: z.iso.datetime().nullable(),
   })
-  .meta({ id: 'EvalSuiteRun' });
+  .meta({ id: 'EvalRun' });
 
 const CaseResultSchema = z.object({
   caseId: z.string(),
+  runId: z.string().nullable().describe('The agent’s run (kind Evaluation)'),
+  passed: z.boolean(),
+  score: z.number().describe('The mean of its graders’ scores, 0 … 1'),
+  status: z.enum(['Passed', 'Failed', 'Error']).describe('Error: the run failed or the answer could not be graded'),
+  graders: z.object({ kind: z.string(), passed: z.boolean(), score: z.number(), detail: z.string() }).array(),
   input: z.string(),
   expected: z.string().nullable(),
-  status: z.enum(['Passed', 'Failed', 'Error']),
-  score: z.number().describe('The mean of its graders’ scores, 0 … 1'),
-  runId: z.string().nullable().describe('The agent’s run (kind Evaluation)'),
   output: z.string(),
-  graders: z.object({ kind: z.string(), passed: z.boolean(), score: z.number(), reason: z.string() }).array(),
   cost: z.number().nullable(),
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
@@ -126,14 +128,14 @@ const CaseResultSchema = z.object({
   error: z.string().nullable(),
 });
 
-export const SuiteRunDetailSchema = SuiteRunSchema.extend({ results: CaseResultSchema.array() }).meta({ id: 'EvalSuiteRunDetail' });
+export const SuiteRunDetailSchema = SuiteRunSchema.extend({ results: CaseResultSchema.array() }).meta({ id: 'EvalRunDetail' });
 
 export const ComparisonSchema = z
   .object({
     base: SuiteRunSchema,
     head: SuiteRunSchema,
     delta: z
-      .object({ passRate: z.number(), meanScore: z.number(), cost: z.number().nullable(), latencyP50Ms: z.number() })
+      .object({ passRate: z.number(), meanScore: z.number(), cost: z.number().nullable(), latencyMsP50: z.number() })
       .describe('head − base'),
     cases: z
       .object({
@@ -144,7 +146,7 @@ export const ComparisonSchema = z
       })
       .array(),
   })
-  .meta({ id: 'EvalSuiteRunComparison' });
+  .meta({ id: 'EvalRunComparison' });
 
 type Grader = z.infer<typeof GraderSchema>;
 
@@ -180,21 +182,22 @@ export const suiteRunJson = (run: pb.EvalSuiteRun) => {
     id: run.id,
     suite: run.suite,
     suiteVersion: run.suiteVersion,
-    agent: run.agentName,
+    agentName: run.agentName,
     agentVersion: run.agentVersion ?? null,
     status: run.status as z.infer<typeof SuiteRunSchema>['status'],
     casesDone: run.casesDone,
-    aggregate: {
-      cases: aggregate.cases,
+    summary: {
       passed: aggregate.passed,
-      failed: aggregate.failed,
+      failed: aggregate.failed + aggregate.errored,
       errored: aggregate.errored,
+      cases: aggregate.cases,
       passRate: aggregate.passRate,
       meanScore: aggregate.meanScore,
       cost: aggregate.cost ?? null,
       inputTokens: aggregate.inputTokens,
       outputTokens: aggregate.outputTokens,
-      latencyMs: { p50: aggregate.latencyP50Ms, p95: aggregate.latencyP95Ms },
+      latencyMsP50: aggregate.latencyP50Ms,
+      latencyMsP95: aggregate.latencyP95Ms,
     },
     error: run.error ?? null,
     createdAt: run.createdAt!,
@@ -205,13 +208,14 @@ export const suiteRunJson = (run: pb.EvalSuiteRun) => {
 
 export const caseResultJson = (result: pb.EvalCaseResult) => ({
   caseId: result.caseId,
+  runId: result.runId ?? null,
+  passed: result.status === 'Passed',
+  score: result.score,
+  status: result.status as z.infer<typeof CaseResultSchema>['status'],
+  graders: result.graders.map((grader) => ({ kind: grader.kind, passed: grader.passed, score: grader.score, detail: grader.reason })),
   input: result.input,
   expected: result.expected ?? null,
-  status: result.status as z.infer<typeof CaseResultSchema>['status'],
-  score: result.score,
-  runId: result.runId ?? null,
   output: result.output,
-  graders: result.graders,
   cost: result.cost ?? null,
   inputTokens: result.inputTokens,
   outputTokens: result.outputTokens,

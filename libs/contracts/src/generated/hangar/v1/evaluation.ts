@@ -172,7 +172,6 @@ export interface StartSuiteRunResponse {
 }
 
 export interface GetSuiteRunRequest {
-  suite: string;
   id: string;
 }
 
@@ -1954,16 +1953,13 @@ export const StartSuiteRunResponse: MessageFns<StartSuiteRunResponse> = {
 };
 
 function createBaseGetSuiteRunRequest(): GetSuiteRunRequest {
-  return { suite: "", id: "" };
+  return { id: "" };
 }
 
 export const GetSuiteRunRequest: MessageFns<GetSuiteRunRequest> = {
   encode(message: GetSuiteRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.suite !== "") {
-      writer.uint32(10).string(message.suite);
-    }
     if (message.id !== "") {
-      writer.uint32(18).string(message.id);
+      writer.uint32(10).string(message.id);
     }
     return writer;
   },
@@ -1983,14 +1979,6 @@ export const GetSuiteRunRequest: MessageFns<GetSuiteRunRequest> = {
         switch (tag >>> 3) {
           case 1: {
             if (tag !== 10) {
-              break;
-            }
-
-            message.suite = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
               break;
             }
 
@@ -2014,7 +2002,6 @@ export const GetSuiteRunRequest: MessageFns<GetSuiteRunRequest> = {
   },
   fromPartial(object: DeepPartial<GetSuiteRunRequest>): GetSuiteRunRequest {
     const message = createBaseGetSuiteRunRequest();
-    message.suite = object.suite ?? "";
     message.id = object.id ?? "";
     return message;
   },
