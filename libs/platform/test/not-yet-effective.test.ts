@@ -66,14 +66,14 @@ describe('configuration keys not yet effective', () => {
     expect(JSON.stringify(lines)).not.toContain('sk-not-to-be-logged');
   });
 
-  it('counts any entry of a map as set and compares lists and nested sections by value', () => {
+  it('counts any entry of a map as set and compares nested sections by value', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
     expect(keys({ Pricing: { Voice: { speech: { tts: { PerMillionCharacters: 15, PerMinute: null } } } } })).toEqual(['Pricing:Voice']);
-    expect(keys({ OnlineEvaluation: { AgentNames: [] }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
-    expect(keys({ OnlineEvaluation: { AgentNames: ['report'] }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
-      'OnlineEvaluation:AgentNames',
+    expect(keys({ Workflows: { MaxSuperSteps: 100 }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
+    expect(keys({ Workflows: { MaxSuperSteps: 50 }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
       'Retention:Spans:MaxAge',
+      'Workflows:MaxSuperSteps',
     ]);
   });
 
@@ -91,10 +91,10 @@ describe('configuration keys not yet effective', () => {
 
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
-    const config = loadConfig({ env: {}, overrides: { OnlineEvaluation: { SampleRate: 0.5, MinSampleSize: 3 } } });
+    const config = loadConfig({ env: {}, overrides: { Workflows: { RunTimeout: '5m', MaxSuperSteps: 50 } } });
     const started = await startModules([], { config, logger, engines: {} as Engines, metrics: createProcessMetrics('test') });
     await started.stop();
-    expect(lines.map((line) => line.configKey)).toEqual(['OnlineEvaluation:SampleRate', 'OnlineEvaluation:MinSampleSize']);
+    expect(lines.map((line) => line.configKey)).toEqual(['Workflows:RunTimeout', 'Workflows:MaxSuperSteps']);
   });
 });
 

@@ -2,6 +2,7 @@ import type { evaluationPb as pb } from '@hangar/contracts';
 import type { CallerContext } from '@hangar/platform';
 import type { Aggregate, CaseResult, EvalCase, GraderSpec, SuiteRecord, SuiteRunRecord } from './suites/eval.model.js';
 import type { EvaluationService } from './suites/eval.service.js';
+import type { OnlineEvaluationSettings, OnlineEvaluator } from './online/online-evaluator.js';
 
 /** The fields of its kind only; the service checks them. */
 const graderFromProto = (grader: pb.EvalGrader): GraderSpec => {
@@ -52,7 +53,11 @@ const runToProto = (run: SuiteRunRecord): pb.EvalSuiteRun => ({
 const resultToProto = (result: CaseResult): pb.EvalCaseResult => ({ ...result, cost: result.cost ?? undefined });
 
 /** gRPC ↔ evaluation rules; translation only. */
-export function evaluationGrpc(evaluation: EvaluationService): pb.EvaluationServiceImplementation<CallerContext> {
+export function evaluationGrpc(
+  evaluation: EvaluationService,
+  online: OnlineEvaluator,
+  settings: OnlineEvaluationSettings,
+): pb.EvaluationServiceImplementation<CallerContext> {
   return {
     async putSuite(request, { caller }) {
       const cases = request.cases.map((entry) => ({
@@ -98,6 +103,18 @@ export function evaluationGrpc(evaluation: EvaluationService): pb.EvaluationServ
           headScore: entry.head?.score,
           change: entry.change,
         })),
+      };
+    },
+    async getOnlineSummary(_request, { caller }) {
+      const agents = await online.summary(caller);
+      return {
+        enabled: online.active,
+        sampleRate: settings.sampleRate,
+        judgeAgent: settings.judgeAgent ?? undefined,
+        windowMs: settings.windowMs,
+        lowScoreThreshold: settings.lowScoreThreshold,
+        minSampleSize: settings.minSampleSize,
+        agents: agents.map((agent) => ({ ...agent, lastScoredAt: agent.lastScoredAt.toISOString() })),
       };
     },
   };

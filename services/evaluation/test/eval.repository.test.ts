@@ -3,7 +3,8 @@ import { sql, type Kysely } from '@hangar/storage';
 import { openEngine, SQL_ENGINES, type EngineFixture } from '@hangar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateOf, type CaseResult, type EvalCase } from '../src/suites/eval.model.js';
-import { createEvaluationRepository, type EvaluationDatabase, type EvaluationRepository } from '../src/suites/eval.repository.js';
+import type { EvaluationDatabase } from '../src/database.js';
+import { createEvaluationRepository, type EvaluationRepository } from '../src/suites/eval.repository.js';
 import { EVALUATION_SCHEMA, evaluationMigrations } from '../src/migrations/index.js';
 
 const CASES: EvalCase[] = [

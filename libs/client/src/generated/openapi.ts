@@ -1176,6 +1176,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/evals/online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Online evaluation per agent
+         * @description Summarises the judge’s scores of sampled completed runs (OnlineEvaluation:*) per agent over OnlineEvaluation:EvaluationWindow: samples, mean and lowest score (0 … 100), and `low` when at least MinSampleSize samples average below LowScoreThreshold. Each score is also on its run (GET /api/runs/{runId}/feedback, source Evaluator).
+         */
+        get: operations["getOnlineEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/evals/{suite}": {
         parameters: {
             query?: never;
@@ -2980,6 +3000,24 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        OnlineEvaluationSummary: {
+            /** @description Enabled, a positive sample rate and a judge agent: runs are being scored */
+            enabled: boolean;
+            sampleRate: number;
+            judgeAgent: string | null;
+            windowMs: number;
+            lowScoreThreshold: number;
+            minSampleSize: number;
+            agents: {
+                agentName: string;
+                samples: number;
+                meanScore: number;
+                minScore: number;
+                low: boolean;
+                /** Format: date-time */
+                lastScoredAt: string;
+            }[];
         };
         EvalSuite: {
             name: string;
@@ -11287,6 +11325,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvalSuiteSummary"][];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the EvalsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOnlineEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OnlineEvaluationSummary"];
                 };
             };
             /** @description No credential, or an invalid one */

@@ -110,6 +110,7 @@ export const operationTable = {
   },
   evaluations: {
     listEvalSuites: { operationId: 'listEvalSuites', method: 'get', path: '/api/evals', pathParams: [], body: 'none', response: 'json' },
+    getOnline: { operationId: 'getOnlineEvaluation', method: 'get', path: '/api/evals/online', pathParams: [], body: 'none', response: 'json' },
     getEvalSuite: { operationId: 'getEvalSuite', method: 'get', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'none', response: 'json' },
     putEvalSuite: { operationId: 'putEvalSuite', method: 'put', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'json', response: 'json' },
     deleteEvalSuite: { operationId: 'deleteEvalSuite', method: 'delete', path: '/api/evals/{suite}', pathParams: ['suite'], body: 'none', response: 'none' },
@@ -346,6 +347,8 @@ export interface GeneratedGroups {
   evaluations: {
     /** `GET /api/evals`: List eval suites */
     listEvalSuites(options?: CallOptions): Promise<JsonResult<'listEvalSuites'>>;
+    /** `GET /api/evals/online`: Online evaluation per agent */
+    getOnline(options?: CallOptions): Promise<JsonResult<'getOnlineEvaluation'>>;
     /** `GET /api/evals/{suite}`: Get an eval suite */
     getEvalSuite(suite: PathParam<'getEvalSuite', 'suite'>, options?: CallOptions): Promise<JsonResult<'getEvalSuite'>>;
     /** `PUT /api/evals/{suite}`: Create or replace an eval suite */

@@ -30,15 +30,7 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Pricing:Images',
   ],
   // API.md "Evaluations and experiments".
-  'Online evaluation and canary': [
-    'OnlineEvaluation:Enabled',
-    'OnlineEvaluation:SampleRate',
-    'OnlineEvaluation:MaxScoresPerHour',
-    'OnlineEvaluation:AgentNames',
-    'OnlineEvaluation:LowScoreThreshold',
-    'OnlineEvaluation:MinSampleSize',
-    'OnlineEvaluation:JudgeTimeout',
-    'OnlineEvaluation:EvaluationWindow',
+  Canary: [
     'Canary:AutoRollbackEnabled',
     'Canary:ScanInterval',
   ],

@@ -366,6 +366,8 @@ export const ConfigSchema = z
       MinSampleSize: int().default(20),
       JudgeTimeout: duration().default(60_000),
       EvaluationWindow: duration().default(3_600_000),
+      /** The run judge (docs/decisions.md "Online evaluation"): an agent, a code agent to serve every tenant. */
+      JudgeAgent: nullable(z.string().min(1)),
     }),
     Canary: section({ AutoRollbackEnabled: bool().default(false), ScanInterval: duration().default(300_000) }),
     Quotas: section({

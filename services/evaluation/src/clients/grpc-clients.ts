@@ -1,6 +1,22 @@
 import { AgentRegistryServiceDefinition, RunExecutorServiceDefinition, runPb } from '@hangar/contracts';
 import { createChannel, createServiceClient, type ServiceName } from '@hangar/platform';
-import type { AgentVersions, CaseRunner } from './ports.js';
+import type { AgentVersions, CaseRunner, RunRecords } from './ports.js';
+
+const STATUS_NAMES: Record<number, string> = {
+  [runPb.RunStatus.RUN_STATUS_QUEUED]: 'Queued',
+  [runPb.RunStatus.RUN_STATUS_RUNNING]: 'Running',
+  [runPb.RunStatus.RUN_STATUS_COMPLETED]: 'Completed',
+  [runPb.RunStatus.RUN_STATUS_FAILED]: 'Failed',
+  [runPb.RunStatus.RUN_STATUS_CANCELED]: 'Canceled',
+  [runPb.RunStatus.RUN_STATUS_AWAITING_APPROVAL]: 'AwaitingApproval',
+};
+
+/** The text of a recorded input's last user message. */
+function lastUserMessage(input: Record<string, unknown> | undefined): string | undefined {
+  const messages = (input?.messages ?? []) as Array<{ role?: unknown; content?: unknown }>;
+  const last = [...messages].reverse().find((message) => message.role === 'user');
+  return typeof last?.content === 'string' ? last.content : undefined;
+}
 
 /** The evaluation service's ports, served by the run executor and the agent registry over gRPC. */
 export function createEvaluationClients(addressOf: (name: ServiceName) => string) {
@@ -53,9 +69,38 @@ export function createEvaluationClients(addressOf: (name: ServiceName) => string
     },
   };
 
+  const records: RunRecords = {
+    async read(caller, runId) {
+      const [{ run }, recorded] = await Promise.all([
+        runs.getRun({ runId }, { caller }),
+        // A run whose input was not recorded (RunRecording:RecordRunInput off) is judged on its answer alone.
+        runs.getRunInput({ runId }, { caller }).catch(() => undefined),
+      ]);
+      let output: string | undefined;
+      // A finished run's events end with its terminal event, so the stream ends by itself.
+      for await (const event of runs.streamRunEvents({ runId, afterSeq: 0 }, { caller })) {
+        if (event.type === 'message.completed' && typeof event.data?.text === 'string') output = event.data.text;
+      }
+      return {
+        kind: run!.kind,
+        status: STATUS_NAMES[run!.status] ?? 'Unknown',
+        agentVersion: run!.agentVersion ?? null,
+        input: lastUserMessage(recorded?.input),
+        output,
+      };
+    },
+    async score(caller, runId, score) {
+      await runs.saveFeedback(
+        { runId, name: score.name, kind: 'Numeric', value: score.value, comment: score.comment, source: 'Evaluator' },
+        { caller },
+      );
+    },
+  };
+
   return {
     runner,
     agents,
+    records,
     close() {
       runChannel.close();
       registryChannel.close();

@@ -30,3 +30,21 @@ export interface AgentVersions {
   /** The version a suite run pins: the one asked for, or the current one; null for a code agent. Throws 404 for an unknown agent or version. */
   pin(caller: Caller, name: string, version?: number): Promise<number | null>;
 }
+
+/** A completed run as online evaluation judges it. */
+export interface JudgedRun {
+  kind: string;
+  status: string;
+  agentVersion: number | null;
+  /** The user's last message, when the run's input was recorded. */
+  input?: string;
+  /** The run's answer (its `message.completed` event), when it gave one. */
+  output?: string;
+}
+
+/** The run executor's records, as online evaluation reads and scores them. */
+export interface RunRecords {
+  read(caller: Caller, runId: string): Promise<JudgedRun>;
+  /** Saves the judge's score on the run, as source `Evaluator`. */
+  score(caller: Caller, runId: string, score: { name: string; value: number; comment: string }): Promise<void>;
+}

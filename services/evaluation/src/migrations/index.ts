@@ -66,4 +66,34 @@ export const evaluationMigrations: Record<string, Migration> = {
       await db.schema.createIndex('case_results_created').on('case_results').column('created_at').execute();
     },
   },
+  '0002_online_evaluation': {
+    async up(db: Kysely<any>) {
+      // One row per sampled run: claimed before its judge is asked (so a redelivered event is not judged twice), scored after.
+      await db.schema
+        .createTable('online_scores')
+        .addColumn('run_id', 'text', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('agent_name', 'text', (column) => column.notNull())
+        .addColumn('agent_version', 'integer')
+        .addColumn('score', 'double precision')
+        .addColumn('reason', 'text')
+        .addColumn('judge_run_id', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('scored_at', 'timestamptz')
+        .execute();
+      await db.schema
+        .createIndex('online_scores_agent_scored')
+        .on('online_scores')
+        .columns(['tenant_id', 'agent_name', 'scored_at'])
+        .execute();
+      // OnlineEvaluation:MaxScoresPerHour, per tenant and clock hour: reserved atomically across instances.
+      await db.schema
+        .createTable('online_budget')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('hour', 'timestamptz', (column) => column.notNull())
+        .addColumn('used', 'integer', (column) => column.notNull())
+        .addPrimaryKeyConstraint('online_budget_pk', ['tenant_id', 'hour'])
+        .execute();
+    },
+  },
 };

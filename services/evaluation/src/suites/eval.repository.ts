@@ -1,5 +1,6 @@
 import { jsonb, sql, type Generated, type Kysely, type Selectable } from '@hangar/storage';
 import type { Caller } from '@hangar/platform';
+import type { EvaluationDatabase } from '../database.js';
 import {
   aggregateOf,
   type Aggregate,
@@ -10,7 +11,8 @@ import {
   type SuiteRunStatus,
 } from './eval.model.js';
 
-export interface EvaluationDatabase {
+/** The suite tables of the evaluation schema (database.ts has them all). */
+export interface SuiteTables {
   suites: {
     tenant_id: string;
     name: string;
@@ -64,8 +66,8 @@ export interface ClaimedSuiteRun {
   error: string | null;
 }
 
-type SuiteRow = Selectable<EvaluationDatabase['suites']>;
-type RunRow = Selectable<EvaluationDatabase['suite_runs']> & { cases_done: number | string | null };
+type SuiteRow = Selectable<SuiteTables['suites']>;
+type RunRow = Selectable<SuiteTables['suite_runs']> & { cases_done: number | string | null };
 
 const toSuite = (row: SuiteRow): SuiteRecord => ({
   name: row.name,

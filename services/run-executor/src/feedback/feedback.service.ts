@@ -4,6 +4,8 @@ import type { AuditWriter } from '../clients/ports.js';
 import type { ScoreRepository, ScoreRow } from './score.repository.js';
 
 const SCORE_KINDS = ['Numeric', 'Boolean', 'Categorical'] as const;
+/** Who scored: a person through the API, or online evaluation's judge. */
+const SCORE_SOURCES = ['Human', 'Evaluator'] as const;
 
 export interface FeedbackRequest {
   name?: string;
@@ -12,6 +14,8 @@ export interface FeedbackRequest {
   value?: number;
   textValue?: string;
   comment?: string;
+  /** `Human` when absent; only the evaluation service says `Evaluator`. */
+  source?: string;
 }
 
 /** Feedback scores on runs (SPEC "Feedback"); every change is audited. The caller checked the run is the tenant's. */
@@ -35,6 +39,12 @@ export function createFeedback(deps: { scores: ScoreRepository; /** Never throws
     /** Same author, name and target again updates the score; a blank name is `overall`, a blank messageId the whole run. */
     async save(caller: Caller, runId: string, request: FeedbackRequest) {
       const kind = checkScore(request);
+      const source = request.source ?? 'Human';
+      if (!(SCORE_SOURCES as readonly string[]).includes(source)) {
+        throw validationError(`source must be one of ${SCORE_SOURCES.join(', ')}`, [
+          { path: 'source', message: `must be one of ${SCORE_SOURCES.join(', ')}` },
+        ]);
+      }
       const saved = await deps.scores.saveScore(caller.tenantId, {
         id: randomUUID(),
         runId,
@@ -43,7 +53,7 @@ export function createFeedback(deps: { scores: ScoreRepository; /** Never throws
         kind,
         value: kind === 'Categorical' ? null : request.value!,
         textValue: kind === 'Categorical' ? request.textValue!.trim() : null,
-        source: 'Human',
+        source,
         author: caller.userId ?? caller.actor,
         comment: request.comment?.trim() || null,
       });

@@ -3,6 +3,7 @@ import { locationHeader, problemResponse } from '../../api.schemas.js';
 import { defineRoute } from '../../http/route.js';
 import {
   caseResultJson,
+  OnlineSummarySchema,
   ComparisonSchema,
   graderToProto,
   SuiteRequestSchema,
@@ -34,6 +35,33 @@ export const evaluationRoutes = [
     responses: { 200: { description: 'Suites', schema: SuiteSummarySchema.array() } },
     async handler({ caller }, { evaluation }) {
       return { status: 200, body: (await evaluation.listSuites({}, { caller })).suites.map(suiteSummaryJson) };
+    },
+  }),
+  // Before `/api/evals/{suite}`, which would take `online` for a suite's name (none may have it).
+  defineRoute({
+    method: 'get',
+    path: '/api/evals/online',
+    operationId: 'getOnlineEvaluation',
+    summary: 'Online evaluation per agent',
+    description:
+      'Summarises the judge’s scores of sampled completed runs (OnlineEvaluation:*) per agent over OnlineEvaluation:EvaluationWindow: samples, mean and lowest score (0 … 100), and `low` when at least MinSampleSize samples average below LowScoreThreshold. Each score is also on its run (GET /api/runs/{runId}/feedback, source Evaluator).',
+    tag: TAG,
+    auth: { role: 'Reader', scope: 'EvalsRead' },
+    responses: { 200: { description: 'The summary', schema: OnlineSummarySchema } },
+    async handler({ caller }, { evaluation }) {
+      const summary = await evaluation.getOnlineSummary({}, { caller });
+      return {
+        status: 200,
+        body: {
+          enabled: summary.enabled,
+          sampleRate: summary.sampleRate,
+          judgeAgent: summary.judgeAgent ?? null,
+          windowMs: summary.windowMs,
+          lowScoreThreshold: summary.lowScoreThreshold,
+          minSampleSize: summary.minSampleSize,
+          agents: summary.agents.map((agent) => ({ ...agent, lastScoredAt: agent.lastScoredAt! })),
+        },
+      };
     },
   }),
   defineRoute({

@@ -148,6 +148,27 @@ export const ComparisonSchema = z
   })
   .meta({ id: 'EvalRunComparison' });
 
+export const OnlineSummarySchema = z
+  .object({
+    enabled: z.boolean().describe('Enabled, a positive sample rate and a judge agent: runs are being scored'),
+    sampleRate: z.number(),
+    judgeAgent: z.string().nullable(),
+    windowMs: z.number().int(),
+    lowScoreThreshold: z.number(),
+    minSampleSize: z.number().int(),
+    agents: z
+      .object({
+        agentName: z.string(),
+        samples: z.number().int(),
+        meanScore: z.number(),
+        minScore: z.number(),
+        low: z.boolean(),
+        lastScoredAt: z.iso.datetime(),
+      })
+      .array(),
+  })
+  .meta({ id: 'OnlineEvaluationSummary' });
+
 type Grader = z.infer<typeof GraderSchema>;
 
 export const graderToProto = (grader: Grader): pb.EvalGrader => ({ schema: undefined, ...grader });

@@ -212,6 +212,31 @@ export interface CompareSuiteRunsResponse {
   cases: CaseComparison[];
 }
 
+export interface GetOnlineSummaryRequest {
+}
+
+export interface OnlineAgentSummary {
+  agentName: string;
+  /** Scored runs in the window, their mean score (0 … 100) and the lowest. */
+  samples: number;
+  meanScore: number;
+  minScore: number;
+  /** At least MinSampleSize samples whose mean is below LowScoreThreshold. */
+  low: boolean;
+  lastScoredAt: string | undefined;
+}
+
+export interface GetOnlineSummaryResponse {
+  enabled: boolean;
+  sampleRate: number;
+  /** The judge agent, when one is configured. */
+  judgeAgent?: string | undefined;
+  windowMs: number;
+  lowScoreThreshold: number;
+  minSampleSize: number;
+  agents: OnlineAgentSummary[];
+}
+
 function createBaseEvalGrader(): EvalGrader {
   return {
     kind: "",
@@ -2468,6 +2493,299 @@ export const CompareSuiteRunsResponse: MessageFns<CompareSuiteRunsResponse> = {
   },
 };
 
+function createBaseGetOnlineSummaryRequest(): GetOnlineSummaryRequest {
+  return {};
+}
+
+export const GetOnlineSummaryRequest: MessageFns<GetOnlineSummaryRequest> = {
+  encode(_: GetOnlineSummaryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetOnlineSummaryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetOnlineSummaryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetOnlineSummaryRequest>): GetOnlineSummaryRequest {
+    return GetOnlineSummaryRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<GetOnlineSummaryRequest>): GetOnlineSummaryRequest {
+    const message = createBaseGetOnlineSummaryRequest();
+    return message;
+  },
+};
+
+function createBaseOnlineAgentSummary(): OnlineAgentSummary {
+  return { agentName: "", samples: 0, meanScore: 0, minScore: 0, low: false, lastScoredAt: undefined };
+}
+
+export const OnlineAgentSummary: MessageFns<OnlineAgentSummary> = {
+  encode(message: OnlineAgentSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== "") {
+      writer.uint32(10).string(message.agentName);
+    }
+    if (message.samples !== 0) {
+      writer.uint32(16).int32(message.samples);
+    }
+    if (message.meanScore !== 0) {
+      writer.uint32(25).double(message.meanScore);
+    }
+    if (message.minScore !== 0) {
+      writer.uint32(33).double(message.minScore);
+    }
+    if (message.low !== false) {
+      writer.uint32(40).bool(message.low);
+    }
+    if (message.lastScoredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastScoredAt), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OnlineAgentSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOnlineAgentSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.samples = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.meanScore = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.minScore = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.low = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastScoredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<OnlineAgentSummary>): OnlineAgentSummary {
+    return OnlineAgentSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OnlineAgentSummary>): OnlineAgentSummary {
+    const message = createBaseOnlineAgentSummary();
+    message.agentName = object.agentName ?? "";
+    message.samples = object.samples ?? 0;
+    message.meanScore = object.meanScore ?? 0;
+    message.minScore = object.minScore ?? 0;
+    message.low = object.low ?? false;
+    message.lastScoredAt = object.lastScoredAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetOnlineSummaryResponse(): GetOnlineSummaryResponse {
+  return {
+    enabled: false,
+    sampleRate: 0,
+    judgeAgent: undefined,
+    windowMs: 0,
+    lowScoreThreshold: 0,
+    minSampleSize: 0,
+    agents: [],
+  };
+}
+
+export const GetOnlineSummaryResponse: MessageFns<GetOnlineSummaryResponse> = {
+  encode(message: GetOnlineSummaryResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.enabled !== false) {
+      writer.uint32(8).bool(message.enabled);
+    }
+    if (message.sampleRate !== 0) {
+      writer.uint32(17).double(message.sampleRate);
+    }
+    if (message.judgeAgent !== undefined) {
+      writer.uint32(26).string(message.judgeAgent);
+    }
+    if (message.windowMs !== 0) {
+      writer.uint32(32).int64(message.windowMs);
+    }
+    if (message.lowScoreThreshold !== 0) {
+      writer.uint32(41).double(message.lowScoreThreshold);
+    }
+    if (message.minSampleSize !== 0) {
+      writer.uint32(48).int32(message.minSampleSize);
+    }
+    for (const v of message.agents) {
+      OnlineAgentSummary.encode(v!, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetOnlineSummaryResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetOnlineSummaryResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.sampleRate = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.judgeAgent = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.windowMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.lowScoreThreshold = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.minSampleSize = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.agents.push(OnlineAgentSummary.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetOnlineSummaryResponse>): GetOnlineSummaryResponse {
+    return GetOnlineSummaryResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetOnlineSummaryResponse>): GetOnlineSummaryResponse {
+    const message = createBaseGetOnlineSummaryResponse();
+    message.enabled = object.enabled ?? false;
+    message.sampleRate = object.sampleRate ?? 0;
+    message.judgeAgent = object.judgeAgent ?? undefined;
+    message.windowMs = object.windowMs ?? 0;
+    message.lowScoreThreshold = object.lowScoreThreshold ?? 0;
+    message.minSampleSize = object.minSampleSize ?? 0;
+    message.agents = object.agents?.map((e) => OnlineAgentSummary.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * Eval suites (API.md "Evaluations and experiments"), served by the evaluation service: a suite is
  * a list of cases, each an input with graders; a suite run runs one agent version over every case
@@ -2546,6 +2864,15 @@ export const EvaluationServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Online evaluation's scores per agent over OnlineEvaluation:EvaluationWindow. */
+    getOnlineSummary: {
+      name: "GetOnlineSummary",
+      requestType: GetOnlineSummaryRequest as typeof GetOnlineSummaryRequest,
+      requestStream: false,
+      responseType: GetOnlineSummaryResponse as typeof GetOnlineSummaryResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2579,6 +2906,11 @@ export interface EvaluationServiceImplementation<CallContextExt = {}> {
     request: CompareSuiteRunsRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<CompareSuiteRunsResponse>>;
+  /** Online evaluation's scores per agent over OnlineEvaluation:EvaluationWindow. */
+  getOnlineSummary(
+    request: GetOnlineSummaryRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetOnlineSummaryResponse>>;
 }
 
 export interface EvaluationServiceClient<CallOptionsExt = {}> {
@@ -2611,6 +2943,11 @@ export interface EvaluationServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<CompareSuiteRunsRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<CompareSuiteRunsResponse>;
+  /** Online evaluation's scores per agent over OnlineEvaluation:EvaluationWindow. */
+  getOnlineSummary(
+    request: DeepPartial<GetOnlineSummaryRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetOnlineSummaryResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

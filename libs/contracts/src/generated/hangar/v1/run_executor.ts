@@ -308,7 +308,11 @@ export interface SaveFeedbackRequest {
   kind?: string | undefined;
   value?: number | undefined;
   textValue?: string | undefined;
-  comment?: string | undefined;
+  comment?:
+    | string
+    | undefined;
+  /** `Human` (absent) or `Evaluator` (online evaluation's judge); the gateway never sets it. */
+  source?: string | undefined;
 }
 
 export interface SaveFeedbackResponse {
@@ -3731,6 +3735,7 @@ function createBaseSaveFeedbackRequest(): SaveFeedbackRequest {
     value: undefined,
     textValue: undefined,
     comment: undefined,
+    source: undefined,
   };
 }
 
@@ -3756,6 +3761,9 @@ export const SaveFeedbackRequest: MessageFns<SaveFeedbackRequest> = {
     }
     if (message.comment !== undefined) {
       writer.uint32(58).string(message.comment);
+    }
+    if (message.source !== undefined) {
+      writer.uint32(66).string(message.source);
     }
     return writer;
   },
@@ -3829,6 +3837,14 @@ export const SaveFeedbackRequest: MessageFns<SaveFeedbackRequest> = {
             message.comment = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3853,6 +3869,7 @@ export const SaveFeedbackRequest: MessageFns<SaveFeedbackRequest> = {
     message.value = object.value ?? undefined;
     message.textValue = object.textValue ?? undefined;
     message.comment = object.comment ?? undefined;
+    message.source = object.source ?? undefined;
     return message;
   },
 };
