@@ -36,6 +36,7 @@ export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
 export * as knowledgePb from './generated/hangar/v1/knowledge.js';
 export { KnowledgeServiceDefinition } from './generated/hangar/v1/knowledge.js';
 export * from './knowledge.js';
+export * from './experiments.js';
 export * as evaluationPb from './generated/hangar/v1/evaluation.js';
 export { EvaluationServiceDefinition } from './generated/hangar/v1/evaluation.js';
 export * as toolServerPb from './generated/hangar/v1/tool_servers.js';

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'agent.deleted',
   'quota.threshold',
   'approval.requested',
+  'canary.rolled-back',
   'webhook.test',
 ] as const;
 

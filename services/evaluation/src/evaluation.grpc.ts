@@ -3,6 +3,8 @@ import type { CallerContext } from '@hangar/platform';
 import type { Aggregate, CaseResult, EvalCase, GraderSpec, SuiteRecord, SuiteRunRecord } from './suites/eval.model.js';
 import type { EvaluationService } from './suites/eval.service.js';
 import type { OnlineEvaluationSettings, OnlineEvaluator } from './online/online-evaluator.js';
+import { experimentGrpc } from './experiments/experiment.grpc.js';
+import type { ExperimentService } from './experiments/experiment.service.js';
 
 /** The fields of its kind only; the service checks them. */
 const graderFromProto = (grader: pb.EvalGrader): GraderSpec => {
@@ -57,8 +59,10 @@ export function evaluationGrpc(
   evaluation: EvaluationService,
   online: OnlineEvaluator,
   settings: OnlineEvaluationSettings,
+  experiments: ExperimentService,
 ): pb.EvaluationServiceImplementation<CallerContext> {
   return {
+    ...experimentGrpc(experiments),
     async putSuite(request, { caller }) {
       const cases = request.cases.map((entry) => ({
         id: entry.id || undefined,

@@ -3,6 +3,9 @@ import { namesEventOf, parseMessage } from '@hangar/messaging';
 import { grpcServiceModule, retentionGrpc, type HangarConfig } from '@hangar/platform';
 import { createOnlineEvaluator, type OnlineEvaluationSettings } from './online/online-evaluator.js';
 import { createOnlineRepository } from './online/online.repository.js';
+import { createCanaryScanner } from './experiments/canary-scanner.js';
+import { createExperimentRepository } from './experiments/experiment.repository.js';
+import { createExperimentService } from './experiments/experiment.service.js';
 import { createEvaluationClients } from './clients/grpc-clients.js';
 import { evaluationGrpc } from './evaluation.grpc.js';
 import { EVALUATION_SCHEMA, evaluationMigrations } from './migrations/index.js';
@@ -49,12 +52,13 @@ export const evaluationModule = grpcServiceModule({
   async setup({ config, engines, logger, addressOf }, grpc) {
     const database = await engines.storage.open<EvaluationDatabase>(EVALUATION_SCHEMA, evaluationMigrations);
     const repository = createEvaluationRepository(database.db);
-    const clients = createEvaluationClients(addressOf);
+    const clients = createEvaluationClients(addressOf, engines.pubsub);
     const worker = createSuiteWorker({ repository, runner: clients.runner, logger, settings: SUITE_WORKER });
     const service = createEvaluationService({ repository, agents: clients.agents, wake: worker.wake });
     const settings = onlineSettings(config);
+    const onlineRepository = createOnlineRepository(database.db);
     const online = createOnlineEvaluator({
-      repository: createOnlineRepository(database.db),
+      repository: onlineRepository,
       runner: clients.runner,
       records: clients.records,
       logger,
@@ -74,13 +78,35 @@ export const evaluationModule = grpcServiceModule({
           await online.heard(parsed.data);
         })
       : undefined;
-    grpc.server.add(EvaluationServiceDefinition, evaluationGrpc(service, online, settings));
+    const experimentRepository = createExperimentRepository(database.db);
+    const experiments = createExperimentService({
+      repository: experimentRepository,
+      agents: clients.agents,
+      online: onlineRepository,
+      ports: clients.experiments,
+    });
+    const canaries = createCanaryScanner({
+      repository: experimentRepository,
+      online: onlineRepository,
+      ports: clients.experiments,
+      logger,
+      settings: {
+        intervalMs: config.Canary.ScanInterval,
+        autoRollback: config.Canary.AutoRollbackEnabled,
+        lowScoreThreshold: config.OnlineEvaluation.LowScoreThreshold,
+        minSampleSize: config.OnlineEvaluation.MinSampleSize,
+        windowMs: config.OnlineEvaluation.EvaluationWindow,
+      },
+    });
+    canaries.start();
+    grpc.server.add(EvaluationServiceDefinition, evaluationGrpc(service, online, settings, experiments));
     grpc.server.add(RetentionServiceDefinition, retentionGrpc(database, EVALUATION_RETENTION_TARGETS));
     worker.start();
     return {
       // Suite runs held here go back at once, for another instance to go on with.
       drain: () => worker.stop(),
       close: async () => {
+        await canaries.stop();
         await completions?.unsubscribe();
         await worker.stop();
         clients.close();

@@ -21,7 +21,12 @@ const SETTINGS: OnlineEvaluationSettings = {
   minSampleSize: 2,
 };
 const logger = strictFake<Logger>('logger', { warn: () => {} });
-const completed = (runId: string = randomUUID(), agentName = 'assistant') => ({ type: 'run.completed', tenantId: 'acme', runId, agentName });
+const completed = (runId: string = randomUUID(), agentName = 'assistant') => ({
+  type: 'run.completed',
+  tenantId: 'acme',
+  runId,
+  agentName,
+});
 
 describe('online evaluation sampling', () => {
   it('gives every run the same answer for a rate, and about the rate’s share of runs', () => {

@@ -18,6 +18,7 @@ import { scheduleRoutes } from './routes/schedules.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { evaluationRoutes } from './routes/evaluation/evaluation.routes.js';
+import { experimentRoutes } from './routes/evaluation/experiments.routes.js';
 import { a2aExposureRoutes } from './routes/exposure/a2a-exposure.routes.js';
 import { mcpExposureRoutes } from './routes/exposure/mcp-exposure.routes.js';
 import { attachmentRoutes } from './routes/attachments.routes.js';
@@ -54,6 +55,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...toolServerRoutes,
     ...knowledgeRoutes,
     ...evaluationRoutes,
+    ...experimentRoutes,
     ...mcpExposureRoutes,
     ...a2aExposureRoutes,
     ...retentionRoutes,

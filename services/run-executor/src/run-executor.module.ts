@@ -1,3 +1,4 @@
+import { createExperimentVariants } from './clients/experiment-variants.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition, ScheduleServiceDefinition } from '@hangar/contracts';
@@ -94,8 +95,9 @@ export const runExecutorModule = grpcServiceModule({
     });
     // What every run asks other services before its model call, kept until a change is announced.
     const cachedAgents = createCachedAgents({ agents: clients.agents, pubsub: engines.pubsub, logger });
+    const experiments = createExperimentVariants({ address: () => addressOf('Evaluation'), pubsub: engines.pubsub, logger });
     const quotaCoverage = createQuotaCoverage({ admitRun: clients.admitRun, pubsub: engines.pubsub, logger });
-    await Promise.all([tenantSettings.start(), cachedAgents.start(), quotaCoverage.start()]);
+    await Promise.all([tenantSettings.start(), cachedAgents.start(), quotaCoverage.start(), experiments.start()]);
 
     const relay = outbox
       ? createOutboxRelay({
@@ -118,6 +120,7 @@ export const runExecutorModule = grpcServiceModule({
       eventsStored: () => relay?.nudge(),
       shipDirect: outbox ? undefined : (records) => engines.eventLog.append(RUN_EVENTS_TOPIC, records),
       agents: cachedAgents.agents,
+      experiments: experiments.variants,
       sessions: clients.sessions,
       skills: clients.skills,
       attachments: clients.attachments,
@@ -265,7 +268,7 @@ export const runExecutorModule = grpcServiceModule({
         removeSpanSink?.();
         await spanRecorder.settled();
         await relay?.stop();
-        await Promise.all([tenantSettings.stop(), cachedAgents.stop(), quotaCoverage.stop()]);
+        await Promise.all([tenantSettings.stop(), cachedAgents.stop(), quotaCoverage.stop(), experiments.stop()]);
         await tenantEgress.close();
         await operatorEgress.close();
         clients.close();

@@ -119,6 +119,15 @@ export const operationTable = {
     getEvalRun: { operationId: 'getEvalRun', method: 'get', path: '/api/eval-runs/{id}', pathParams: ['id'], body: 'none', response: 'json' },
     compareEvalSuiteRuns: { operationId: 'compareEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/compare', pathParams: ['suite'], body: 'none', response: 'json' },
   },
+  experiments: {
+    list: { operationId: 'listExperiments', method: 'get', path: '/api/experiments', pathParams: [], body: 'none', response: 'json' },
+    get: { operationId: 'getExperiment', method: 'get', path: '/api/experiments/{name}', pathParams: ['name'], body: 'none', response: 'json' },
+    put: { operationId: 'putExperiment', method: 'put', path: '/api/experiments/{name}', pathParams: ['name'], body: 'json', response: 'json' },
+    delete: { operationId: 'deleteExperiment', method: 'delete', path: '/api/experiments/{name}', pathParams: ['name'], body: 'none', response: 'none' },
+    start: { operationId: 'startExperiment', method: 'post', path: '/api/experiments/{name}/start', pathParams: ['name'], body: 'none', response: 'json' },
+    stop: { operationId: 'stopExperiment', method: 'post', path: '/api/experiments/{name}/stop', pathParams: ['name'], body: 'none', response: 'json' },
+    getResults: { operationId: 'getExperimentResults', method: 'get', path: '/api/experiments/{name}/results', pathParams: ['name'], body: 'none', response: 'json' },
+  },
   exposure: {
     exposedMcp: { operationId: 'exposedMcp', method: 'post', path: '/mcp', pathParams: [], body: 'json', response: 'json' },
     getA2AAgentCard: { operationId: 'getA2AAgentCard', method: 'get', path: '/a2a/{agent}/.well-known/agent-card.json', pathParams: ['agent'], body: 'none', response: 'json' },
@@ -363,6 +372,22 @@ export interface GeneratedGroups {
     getEvalRun(id: PathParam<'getEvalRun', 'id'>, options?: CallOptions): Promise<JsonResult<'getEvalRun'>>;
     /** `GET /api/evals/{suite}/compare`: Compare two runs of an eval suite */
     compareEvalSuiteRuns(suite: PathParam<'compareEvalSuiteRuns', 'suite'>, options?: CallOptions<QueryParams<'compareEvalSuiteRuns'>>): Promise<JsonResult<'compareEvalSuiteRuns'>>;
+  };
+  experiments: {
+    /** `GET /api/experiments`: List experiments */
+    list(options?: CallOptions): Promise<JsonResult<'listExperiments'>>;
+    /** `GET /api/experiments/{name}`: Get an experiment */
+    get(name: PathParam<'getExperiment', 'name'>, options?: CallOptions): Promise<JsonResult<'getExperiment'>>;
+    /** `PUT /api/experiments/{name}`: Create or replace an experiment */
+    put(name: PathParam<'putExperiment', 'name'>, body: JsonBody<'putExperiment'>, options?: CallOptions): Promise<JsonResult<'putExperiment'>>;
+    /** `DELETE /api/experiments/{name}`: Delete an experiment */
+    delete(name: PathParam<'deleteExperiment', 'name'>, options?: CallOptions): Promise<void>;
+    /** `POST /api/experiments/{name}/start`: Start an experiment */
+    start(name: PathParam<'startExperiment', 'name'>, options?: CallOptions): Promise<JsonResult<'startExperiment'>>;
+    /** `POST /api/experiments/{name}/stop`: Stop an experiment */
+    stop(name: PathParam<'stopExperiment', 'name'>, options?: CallOptions): Promise<JsonResult<'stopExperiment'>>;
+    /** `GET /api/experiments/{name}/results`: Compare an experiment’s variants */
+    getResults(name: PathParam<'getExperimentResults', 'name'>, options?: CallOptions): Promise<JsonResult<'getExperimentResults'>>;
   };
   exposure: {
     /** `POST /mcp`: MCP server of the exposed agents */

@@ -29,11 +29,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Images:MaxImagesPerRequest',
     'Pricing:Images',
   ],
-  // API.md "Evaluations and experiments".
-  Canary: [
-    'Canary:AutoRollbackEnabled',
-    'Canary:ScanInterval',
-  ],
   // Verifying a signature: Hangar signs webhooks but receives none (the client's verify helper will read it).
   'Webhook signature verification': [
     'Webhooks:SignatureTolerance',

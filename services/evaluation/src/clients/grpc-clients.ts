@@ -1,6 +1,18 @@
-import { AgentRegistryServiceDefinition, RunExecutorServiceDefinition, runPb } from '@hangar/contracts';
+import {
+  AgentRegistryServiceDefinition,
+  EXPERIMENT_CHANGES_CHANNEL,
+  experimentCacheKey,
+  GovernanceServiceDefinition,
+  RunExecutorServiceDefinition,
+  runPb,
+  WebhookServiceDefinition,
+} from '@hangar/contracts';
+import type { PubSub } from '@hangar/messaging';
 import { createChannel, createServiceClient, type ServiceName } from '@hangar/platform';
-import type { AgentVersions, CaseRunner, RunRecords } from './ports.js';
+import type { AgentVersions, CaseRunner, ExperimentPorts, RunRecords } from './ports.js';
+
+/** ListRuns' largest page. */
+const RUN_PAGE = 200;
 
 const STATUS_NAMES: Record<number, string> = {
   [runPb.RunStatus.RUN_STATUS_QUEUED]: 'Queued',
@@ -19,11 +31,14 @@ function lastUserMessage(input: Record<string, unknown> | undefined): string | u
 }
 
 /** The evaluation service's ports, served by the run executor and the agent registry over gRPC. */
-export function createEvaluationClients(addressOf: (name: ServiceName) => string) {
+export function createEvaluationClients(addressOf: (name: ServiceName) => string, pubsub: PubSub) {
   const runChannel = createChannel(addressOf('RunExecutor'));
   const registryChannel = createChannel(addressOf('AgentRegistry'));
   const runs = createServiceClient(RunExecutorServiceDefinition, runChannel);
   const registry = createServiceClient(AgentRegistryServiceDefinition, registryChannel);
+  const governanceChannel = createChannel(addressOf('Governance'));
+  const governance = createServiceClient(GovernanceServiceDefinition, governanceChannel);
+  const webhooks = createServiceClient(WebhookServiceDefinition, governanceChannel);
 
   const runner: CaseRunner = {
     async run(caller, request, signal) {
@@ -97,13 +112,49 @@ export function createEvaluationClients(addressOf: (name: ServiceName) => string
     },
   };
 
+  const experiments: ExperimentPorts = {
+    async taggedRuns(caller, experiment, limit) {
+      const found: runPb.RunRecord[] = [];
+      for (let skip = 0; skip < limit; skip += RUN_PAGE) {
+        const { runs: page } = await runs.listRuns(
+          { label: `experiment:${experiment}`, includeChildren: false, skip, take: RUN_PAGE },
+          { caller },
+        );
+        found.push(...page);
+        if (page.length < RUN_PAGE) break;
+      }
+      return found.map((run) => ({
+        agentVersion: run.agentVersion ?? null,
+        status: STATUS_NAMES[run.status] ?? 'Unknown',
+        cost: run.cost?.total ?? null,
+        durationMs: run.durationMs ?? null,
+      }));
+    },
+    async rollback(caller, agentName, version) {
+      const { agent } = await registry.rollbackAgent({ name: agentName, version }, { caller });
+      return agent!.version!;
+    },
+    async audit(caller, entry) {
+      await governance.recordAudit(entry, { caller });
+    },
+    async webhook(caller, event) {
+      await webhooks.offerWebhookEvent(event, { caller });
+    },
+    async announce(tenantId, agentName) {
+      // A hint: a run executor that misses it trusts its copy for at most its TTL.
+      await pubsub.publish(EXPERIMENT_CHANGES_CHANNEL, JSON.stringify({ id: experimentCacheKey(tenantId, agentName) })).catch(() => {});
+    },
+  };
+
   return {
     runner,
     agents,
     records,
+    experiments,
     close() {
       runChannel.close();
       registryChannel.close();
+      governanceChannel.close();
     },
   };
 }

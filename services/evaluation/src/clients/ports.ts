@@ -48,3 +48,27 @@ export interface RunRecords {
   /** Saves the judge's score on the run, as source `Evaluator`. */
   score(caller: Caller, runId: string, score: { name: string; value: number; comment: string }): Promise<void>;
 }
+
+/** An agent's run as an experiment's results count it. */
+export interface ExperimentRun {
+  agentVersion: number | null;
+  status: string;
+  cost: number | null;
+  durationMs: number | null;
+}
+
+/** What experiments and canaries ask of the other services. */
+export interface ExperimentPorts {
+  /** The runs tagged with the experiment (label `experiment:<name>`), at most `limit`. */
+  taggedRuns(caller: Caller, experiment: string, limit: number): Promise<ExperimentRun[]>;
+  /** Rolls the agent back to `version` (a new version); returns it. */
+  rollback(caller: Caller, agentName: string, version: number): Promise<number>;
+  audit(
+    caller: Caller,
+    entry: { action: string; resourceType: string; resourceId: string; details: Record<string, unknown> },
+  ): Promise<void>;
+  /** A webhook event for the tenant's subscribers; `id` makes it once. */
+  webhook(caller: Caller, event: { id: string; type: string; data: Record<string, unknown> }): Promise<void>;
+  /** Tells run executors that the agent's experiments changed. */
+  announce(tenantId: string, agentName: string): Promise<void>;
+}

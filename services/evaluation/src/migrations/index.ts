@@ -96,4 +96,33 @@ export const evaluationMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_experiments': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('experiments')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('agent_name', 'text', (column) => column.notNull())
+        .addColumn('variants', 'jsonb', (column) => column.notNull())
+        .addColumn('canary', 'jsonb')
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('reason', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('started_at', 'timestamptz')
+        .addColumn('stopped_at', 'timestamptz')
+        // When a canary scan last looked at it: one instance per Canary:ScanInterval takes it.
+        .addColumn('scanned_at', 'timestamptz')
+        .addPrimaryKeyConstraint('experiments_pk', ['tenant_id', 'name'])
+        .execute();
+      // One running experiment per agent: a run must know which variant it is.
+      await db.schema
+        .createIndex('experiments_one_running_per_agent')
+        .on('experiments')
+        .columns(['tenant_id', 'agent_name'])
+        .unique()
+        .where(sql.ref('status'), '=', 'Running')
+        .execute();
+    },
+  },
 };

@@ -77,6 +77,20 @@ export function createOnlineRepository(db: Kysely<EvaluationDatabase>) {
         .execute();
     },
 
+    /** The scores of an agent's runs since `since`, per version. */
+    async byVersion(tenantId: string, agentName: string, since: Date): Promise<Map<number, { samples: number; meanScore: number }>> {
+      const rows = await db
+        .selectFrom('online_scores')
+        .select((eb) => ['agent_version', eb.fn.countAll<string>().as('samples'), eb.fn.avg<string>('score').as('mean')])
+        .where('tenant_id', '=', tenantId)
+        .where('agent_name', '=', agentName)
+        .where('scored_at', '>=', since)
+        .where('agent_version', 'is not', null)
+        .groupBy('agent_version')
+        .execute();
+      return new Map(rows.map((row) => [row.agent_version!, { samples: Number(row.samples), meanScore: Number(row.mean) }]));
+    },
+
     /** Each agent's scores since `since`, by agent name. */
     async summary(tenantId: string, since: Date): Promise<AgentScores[]> {
       const rows = await db

@@ -71,6 +71,10 @@ export function webhookGrpc(webhooks: WebhookService): pb.WebhookServiceImplemen
       await webhooks.delete(caller, name);
       return {};
     },
+    async offerWebhookEvent({ id, type, data }, { caller }) {
+      await webhooks.offerFrom(caller, { id, type, data: data ?? {} });
+      return {};
+    },
     async testWebhook({ name }, { caller }) {
       return { deliveryId: await webhooks.test(caller, name) };
     },

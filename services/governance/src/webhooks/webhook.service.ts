@@ -13,7 +13,7 @@ import {
   RECORD_NAME,
 } from '@hangar/platform';
 import type { SubscriberCache } from './subscriber-cache.js';
-import { RESERVED_HEADER } from './webhook-signing.js';
+import { eventIdOf, RESERVED_HEADER } from './webhook-signing.js';
 import type { DeliveryStatus, DueDelivery, SubscriptionInput, WebhookRepository, WebhookSubscription } from './webhook.repository.js';
 
 export interface WebhookSettings {
@@ -149,6 +149,22 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         { tenantId: delivery.tenantId, actor: 'governance-webhooks' },
         { action: 'webhook.disabled', resourceType: 'webhook', resourceId: delivery.subscriptionName, details: { reason } },
       );
+    },
+
+    /** Another service's event for the caller's tenant (the evaluation service's canary rollbacks); its id makes it once. */
+    async offerFrom(caller: Caller, event: { id: string; type: string; data: Record<string, unknown> }): Promise<number> {
+      if (!(WEBHOOK_EVENT_KINDS as readonly string[]).includes(event.type)) {
+        throw validationError(`unknown webhook event kind "${event.type}"`, [
+          { path: 'type', message: `must be one of ${WEBHOOK_EVENT_KINDS.join(', ')}` },
+        ]);
+      }
+      return this.offer({
+        id: eventIdOf(`${caller.tenantId}:${event.id}`),
+        tenantId: caller.tenantId,
+        type: event.type as WebhookEventKind,
+        timestamp: new Date().toISOString(),
+        data: () => event.data,
+      });
     },
 
     /** Queues the event for every enabled subscription of its tenant that wants its kind (none: nothing is built). */

@@ -54,7 +54,9 @@ export function createModelResolver(
       case 'Anthropic':
         return createAnthropic({ apiKey, baseURL, fetch })(model);
       case 'AzureOpenAI':
-        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch: chatFetch })(model || settings.DefaultDeployment || '');
+        return createAzure({ apiKey, baseURL: azureV1Base(settings.Endpoint!), fetch: chatFetch })(
+          model || settings.DefaultDeployment || '',
+        );
       case 'OpenAICompatible':
         // EnableResponsesSurface: the endpoint serves OpenAI's Responses API instead of chat completions.
         return settings.EnableResponsesSurface

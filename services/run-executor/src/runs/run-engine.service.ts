@@ -1,3 +1,4 @@
+import type { ExperimentVariants } from '../clients/experiment-variants.js';
 import type { Meter } from '@opentelemetry/api';
 import {
   auditOrLog,
@@ -94,6 +95,8 @@ export interface RunEngineDeps {
   knowledgeTools: KnowledgeTools;
   /** Tells the run span recorder of this engine which runs are its own (spans of other engines in the process are not). */
   runSpanClaims?: RunSpanClaims;
+  /** The agents' running experiments (the evaluation service's). */
+  experiments?: ExperimentVariants;
 }
 
 /**
@@ -144,6 +147,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   const cancellation = createCancellation({ pubsub, logger, replyTimeoutMs: config.Hangar.Runs.CancelReplyTimeout });
   const execution = createRunExecution({
     runs: repositories.runs,
+    experiments: deps.experiments,
     continuations: repositories.reconciliation,
     writer,
     preparation,

@@ -1,3 +1,5 @@
+import { experimentLabels } from '@hangar/contracts';
+import type { ExperimentVariants } from '../clients/experiment-variants.js';
 import { randomUUID } from 'node:crypto';
 import { classifyError, HangarError, traceparentOf, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
@@ -46,6 +48,8 @@ export interface ExecutionContext {
 
 export interface RunExecutionDeps {
   runs: RunRepository;
+  /** The variant of the agent's running experiment a new root run takes (absent: no experiments). */
+  experiments?: ExperimentVariants;
   continuations: Pick<ReconciliationRepository, 'saveContinuation' | 'dropContinuation'>;
   writer: EventWriterDeps;
   preparation: Preparation;
@@ -140,6 +144,12 @@ export function createRunExecution(deps: RunExecutionDeps) {
   async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
     const parent = context.parent?.run;
     const budget: TreeBudget = context.parent?.budget ?? { tokens: 0, cost: 0, childRuns: 0 };
+    // A new root run that names no version takes its variant of the agent's experiment (a session keeps its variant).
+    const assigned =
+      parent || context.queuedRunId || context.continuedRunId || request.agentVersion !== undefined || request.kind === 'Evaluation'
+        ? undefined
+        : await deps.experiments?.assign(caller, request.agentName, request.sessionId);
+    if (assigned) request = { ...request, agentVersion: assigned.version };
     // A new root run is admitted by quota; a child is part of its root's run, a queued one was admitted when queued
     // (unless nobody asked for it then: a schedule fired it).
     const prepared = await deps.preparation.prepare(caller, request, {
@@ -188,7 +198,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       parentRunId: parent?.id ?? null,
       depth: parent ? parent.depth + 1 : 0,
       userId: caller.userId ?? null,
-      labels: caller.labels ?? {},
+      labels: { ...caller.labels, ...(assigned && experimentLabels(assigned.experiment, assigned.version)) },
     };
     // A new run's row is written while its first model request leaves: what refers to the row (its
     // events, model, approvals, continuation, children, its end) waits for it; the caller hears of

@@ -237,6 +237,122 @@ export interface GetOnlineSummaryResponse {
   agents: OnlineAgentSummary[];
 }
 
+export interface ExperimentVariant {
+  version: number;
+  /** A share among the variants' weights (a canary's moves as it grows). */
+  weight: number;
+}
+
+export interface CanaryPolicy {
+  /** The version the agent goes back to when the canary's online score is low. */
+  baselineVersion: number;
+  /** The new version whose share grows. */
+  canaryVersion: number;
+  /**
+   * Its share (percent) at the start, added each Canary:ScanInterval its score holds, up to 100.
+   * 10 and 10 when absent.
+   */
+  initialPercent?: number | undefined;
+  stepPercent?: number | undefined;
+}
+
+export interface Experiment {
+  name: string;
+  agentName: string;
+  variants: ExperimentVariant[];
+  canary?:
+    | CanaryPolicy
+    | undefined;
+  /** Draft, Running, Stopped, Completed (a canary at 100 %) or RolledBack. */
+  status: string;
+  reason?: string | undefined;
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+  startedAt?: string | undefined;
+  stoppedAt?: string | undefined;
+}
+
+export interface PutExperimentRequest {
+  name: string;
+  agentName: string;
+  variants: ExperimentVariant[];
+  canary?: CanaryPolicy | undefined;
+}
+
+export interface PutExperimentResponse {
+  experiment: Experiment | undefined;
+  created: boolean;
+}
+
+export interface GetExperimentRequest {
+  name: string;
+}
+
+export interface GetExperimentResponse {
+  experiment: Experiment | undefined;
+}
+
+export interface ListExperimentsRequest {
+}
+
+export interface ListExperimentsResponse {
+  experiments: Experiment[];
+}
+
+export interface DeleteExperimentRequest {
+  name: string;
+}
+
+export interface DeleteExperimentResponse {
+}
+
+export interface StartExperimentRequest {
+  name: string;
+}
+
+export interface StartExperimentResponse {
+  experiment: Experiment | undefined;
+}
+
+export interface StopExperimentRequest {
+  name: string;
+}
+
+export interface StopExperimentResponse {
+  experiment: Experiment | undefined;
+}
+
+export interface GetExperimentResultsRequest {
+  name: string;
+}
+
+export interface VariantResults {
+  version: number;
+  weight: number;
+  runs: number;
+  completed: number;
+  failed: number;
+  cost?: number | undefined;
+  latencyP50Ms: number;
+  /** Online evaluation's scores of its runs (0 … 100). */
+  scored: number;
+  meanScore?: number | undefined;
+}
+
+export interface GetExperimentResultsResponse {
+  experiment: Experiment | undefined;
+  variants: VariantResults[];
+}
+
+export interface GetRunningExperimentRequest {
+  agentName: string;
+}
+
+export interface GetRunningExperimentResponse {
+  name?: string | undefined;
+  variants: ExperimentVariant[];
+}
+
 function createBaseEvalGrader(): EvalGrader {
   return {
     kind: "",
@@ -2786,6 +2902,1441 @@ export const GetOnlineSummaryResponse: MessageFns<GetOnlineSummaryResponse> = {
   },
 };
 
+function createBaseExperimentVariant(): ExperimentVariant {
+  return { version: 0, weight: 0 };
+}
+
+export const ExperimentVariant: MessageFns<ExperimentVariant> = {
+  encode(message: ExperimentVariant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).int32(message.version);
+    }
+    if (message.weight !== 0) {
+      writer.uint32(16).int32(message.weight);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExperimentVariant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExperimentVariant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.weight = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ExperimentVariant>): ExperimentVariant {
+    return ExperimentVariant.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ExperimentVariant>): ExperimentVariant {
+    const message = createBaseExperimentVariant();
+    message.version = object.version ?? 0;
+    message.weight = object.weight ?? 0;
+    return message;
+  },
+};
+
+function createBaseCanaryPolicy(): CanaryPolicy {
+  return { baselineVersion: 0, canaryVersion: 0, initialPercent: undefined, stepPercent: undefined };
+}
+
+export const CanaryPolicy: MessageFns<CanaryPolicy> = {
+  encode(message: CanaryPolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.baselineVersion !== 0) {
+      writer.uint32(8).int32(message.baselineVersion);
+    }
+    if (message.canaryVersion !== 0) {
+      writer.uint32(16).int32(message.canaryVersion);
+    }
+    if (message.initialPercent !== undefined) {
+      writer.uint32(24).int32(message.initialPercent);
+    }
+    if (message.stepPercent !== undefined) {
+      writer.uint32(32).int32(message.stepPercent);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CanaryPolicy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCanaryPolicy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.baselineVersion = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.canaryVersion = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.initialPercent = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.stepPercent = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CanaryPolicy>): CanaryPolicy {
+    return CanaryPolicy.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CanaryPolicy>): CanaryPolicy {
+    const message = createBaseCanaryPolicy();
+    message.baselineVersion = object.baselineVersion ?? 0;
+    message.canaryVersion = object.canaryVersion ?? 0;
+    message.initialPercent = object.initialPercent ?? undefined;
+    message.stepPercent = object.stepPercent ?? undefined;
+    return message;
+  },
+};
+
+function createBaseExperiment(): Experiment {
+  return {
+    name: "",
+    agentName: "",
+    variants: [],
+    canary: undefined,
+    status: "",
+    reason: undefined,
+    createdAt: undefined,
+    updatedAt: undefined,
+    startedAt: undefined,
+    stoppedAt: undefined,
+  };
+}
+
+export const Experiment: MessageFns<Experiment> = {
+  encode(message: Experiment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(18).string(message.agentName);
+    }
+    for (const v of message.variants) {
+      ExperimentVariant.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.canary !== undefined) {
+      CanaryPolicy.encode(message.canary, writer.uint32(34).fork()).join();
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.reason !== undefined) {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(66).fork()).join();
+    }
+    if (message.startedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.startedAt), writer.uint32(74).fork()).join();
+    }
+    if (message.stoppedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.stoppedAt), writer.uint32(82).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Experiment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExperiment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.variants.push(ExperimentVariant.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.canary = CanaryPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.startedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.stoppedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Experiment>): Experiment {
+    return Experiment.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Experiment>): Experiment {
+    const message = createBaseExperiment();
+    message.name = object.name ?? "";
+    message.agentName = object.agentName ?? "";
+    message.variants = object.variants?.map((e) => ExperimentVariant.fromPartial(e)) || [];
+    message.canary = (object.canary !== undefined && object.canary !== null)
+      ? CanaryPolicy.fromPartial(object.canary)
+      : undefined;
+    message.status = object.status ?? "";
+    message.reason = object.reason ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    message.startedAt = object.startedAt ?? undefined;
+    message.stoppedAt = object.stoppedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBasePutExperimentRequest(): PutExperimentRequest {
+  return { name: "", agentName: "", variants: [], canary: undefined };
+}
+
+export const PutExperimentRequest: MessageFns<PutExperimentRequest> = {
+  encode(message: PutExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(18).string(message.agentName);
+    }
+    for (const v of message.variants) {
+      ExperimentVariant.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.canary !== undefined) {
+      CanaryPolicy.encode(message.canary, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.variants.push(ExperimentVariant.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.canary = CanaryPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutExperimentRequest>): PutExperimentRequest {
+    return PutExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutExperimentRequest>): PutExperimentRequest {
+    const message = createBasePutExperimentRequest();
+    message.name = object.name ?? "";
+    message.agentName = object.agentName ?? "";
+    message.variants = object.variants?.map((e) => ExperimentVariant.fromPartial(e)) || [];
+    message.canary = (object.canary !== undefined && object.canary !== null)
+      ? CanaryPolicy.fromPartial(object.canary)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePutExperimentResponse(): PutExperimentResponse {
+  return { experiment: undefined, created: false };
+}
+
+export const PutExperimentResponse: MessageFns<PutExperimentResponse> = {
+  encode(message: PutExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experiment !== undefined) {
+      Experiment.encode(message.experiment, writer.uint32(10).fork()).join();
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PutExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePutExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiment = Experiment.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PutExperimentResponse>): PutExperimentResponse {
+    return PutExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PutExperimentResponse>): PutExperimentResponse {
+    const message = createBasePutExperimentResponse();
+    message.experiment = (object.experiment !== undefined && object.experiment !== null)
+      ? Experiment.fromPartial(object.experiment)
+      : undefined;
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseGetExperimentRequest(): GetExperimentRequest {
+  return { name: "" };
+}
+
+export const GetExperimentRequest: MessageFns<GetExperimentRequest> = {
+  encode(message: GetExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetExperimentRequest>): GetExperimentRequest {
+    return GetExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetExperimentRequest>): GetExperimentRequest {
+    const message = createBaseGetExperimentRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseGetExperimentResponse(): GetExperimentResponse {
+  return { experiment: undefined };
+}
+
+export const GetExperimentResponse: MessageFns<GetExperimentResponse> = {
+  encode(message: GetExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experiment !== undefined) {
+      Experiment.encode(message.experiment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiment = Experiment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetExperimentResponse>): GetExperimentResponse {
+    return GetExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetExperimentResponse>): GetExperimentResponse {
+    const message = createBaseGetExperimentResponse();
+    message.experiment = (object.experiment !== undefined && object.experiment !== null)
+      ? Experiment.fromPartial(object.experiment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListExperimentsRequest(): ListExperimentsRequest {
+  return {};
+}
+
+export const ListExperimentsRequest: MessageFns<ListExperimentsRequest> = {
+  encode(_: ListExperimentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListExperimentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListExperimentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListExperimentsRequest>): ListExperimentsRequest {
+    return ListExperimentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListExperimentsRequest>): ListExperimentsRequest {
+    const message = createBaseListExperimentsRequest();
+    return message;
+  },
+};
+
+function createBaseListExperimentsResponse(): ListExperimentsResponse {
+  return { experiments: [] };
+}
+
+export const ListExperimentsResponse: MessageFns<ListExperimentsResponse> = {
+  encode(message: ListExperimentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.experiments) {
+      Experiment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListExperimentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListExperimentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiments.push(Experiment.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListExperimentsResponse>): ListExperimentsResponse {
+    return ListExperimentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListExperimentsResponse>): ListExperimentsResponse {
+    const message = createBaseListExperimentsResponse();
+    message.experiments = object.experiments?.map((e) => Experiment.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteExperimentRequest(): DeleteExperimentRequest {
+  return { name: "" };
+}
+
+export const DeleteExperimentRequest: MessageFns<DeleteExperimentRequest> = {
+  encode(message: DeleteExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteExperimentRequest>): DeleteExperimentRequest {
+    return DeleteExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteExperimentRequest>): DeleteExperimentRequest {
+    const message = createBaseDeleteExperimentRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteExperimentResponse(): DeleteExperimentResponse {
+  return {};
+}
+
+export const DeleteExperimentResponse: MessageFns<DeleteExperimentResponse> = {
+  encode(_: DeleteExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteExperimentResponse>): DeleteExperimentResponse {
+    return DeleteExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteExperimentResponse>): DeleteExperimentResponse {
+    const message = createBaseDeleteExperimentResponse();
+    return message;
+  },
+};
+
+function createBaseStartExperimentRequest(): StartExperimentRequest {
+  return { name: "" };
+}
+
+export const StartExperimentRequest: MessageFns<StartExperimentRequest> = {
+  encode(message: StartExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StartExperimentRequest>): StartExperimentRequest {
+    return StartExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StartExperimentRequest>): StartExperimentRequest {
+    const message = createBaseStartExperimentRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseStartExperimentResponse(): StartExperimentResponse {
+  return { experiment: undefined };
+}
+
+export const StartExperimentResponse: MessageFns<StartExperimentResponse> = {
+  encode(message: StartExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experiment !== undefined) {
+      Experiment.encode(message.experiment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiment = Experiment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StartExperimentResponse>): StartExperimentResponse {
+    return StartExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StartExperimentResponse>): StartExperimentResponse {
+    const message = createBaseStartExperimentResponse();
+    message.experiment = (object.experiment !== undefined && object.experiment !== null)
+      ? Experiment.fromPartial(object.experiment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseStopExperimentRequest(): StopExperimentRequest {
+  return { name: "" };
+}
+
+export const StopExperimentRequest: MessageFns<StopExperimentRequest> = {
+  encode(message: StopExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StopExperimentRequest>): StopExperimentRequest {
+    return StopExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StopExperimentRequest>): StopExperimentRequest {
+    const message = createBaseStopExperimentRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseStopExperimentResponse(): StopExperimentResponse {
+  return { experiment: undefined };
+}
+
+export const StopExperimentResponse: MessageFns<StopExperimentResponse> = {
+  encode(message: StopExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experiment !== undefined) {
+      Experiment.encode(message.experiment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiment = Experiment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<StopExperimentResponse>): StopExperimentResponse {
+    return StopExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StopExperimentResponse>): StopExperimentResponse {
+    const message = createBaseStopExperimentResponse();
+    message.experiment = (object.experiment !== undefined && object.experiment !== null)
+      ? Experiment.fromPartial(object.experiment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetExperimentResultsRequest(): GetExperimentResultsRequest {
+  return { name: "" };
+}
+
+export const GetExperimentResultsRequest: MessageFns<GetExperimentResultsRequest> = {
+  encode(message: GetExperimentResultsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetExperimentResultsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetExperimentResultsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetExperimentResultsRequest>): GetExperimentResultsRequest {
+    return GetExperimentResultsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetExperimentResultsRequest>): GetExperimentResultsRequest {
+    const message = createBaseGetExperimentResultsRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseVariantResults(): VariantResults {
+  return {
+    version: 0,
+    weight: 0,
+    runs: 0,
+    completed: 0,
+    failed: 0,
+    cost: undefined,
+    latencyP50Ms: 0,
+    scored: 0,
+    meanScore: undefined,
+  };
+}
+
+export const VariantResults: MessageFns<VariantResults> = {
+  encode(message: VariantResults, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).int32(message.version);
+    }
+    if (message.weight !== 0) {
+      writer.uint32(16).int32(message.weight);
+    }
+    if (message.runs !== 0) {
+      writer.uint32(24).int32(message.runs);
+    }
+    if (message.completed !== 0) {
+      writer.uint32(32).int32(message.completed);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(40).int32(message.failed);
+    }
+    if (message.cost !== undefined) {
+      writer.uint32(49).double(message.cost);
+    }
+    if (message.latencyP50Ms !== 0) {
+      writer.uint32(57).double(message.latencyP50Ms);
+    }
+    if (message.scored !== 0) {
+      writer.uint32(64).int32(message.scored);
+    }
+    if (message.meanScore !== undefined) {
+      writer.uint32(73).double(message.meanScore);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VariantResults {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVariantResults();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.weight = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.runs = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.completed = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.cost = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.latencyP50Ms = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.scored = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.meanScore = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<VariantResults>): VariantResults {
+    return VariantResults.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<VariantResults>): VariantResults {
+    const message = createBaseVariantResults();
+    message.version = object.version ?? 0;
+    message.weight = object.weight ?? 0;
+    message.runs = object.runs ?? 0;
+    message.completed = object.completed ?? 0;
+    message.failed = object.failed ?? 0;
+    message.cost = object.cost ?? undefined;
+    message.latencyP50Ms = object.latencyP50Ms ?? 0;
+    message.scored = object.scored ?? 0;
+    message.meanScore = object.meanScore ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetExperimentResultsResponse(): GetExperimentResultsResponse {
+  return { experiment: undefined, variants: [] };
+}
+
+export const GetExperimentResultsResponse: MessageFns<GetExperimentResultsResponse> = {
+  encode(message: GetExperimentResultsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experiment !== undefined) {
+      Experiment.encode(message.experiment, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.variants) {
+      VariantResults.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetExperimentResultsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetExperimentResultsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.experiment = Experiment.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.variants.push(VariantResults.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetExperimentResultsResponse>): GetExperimentResultsResponse {
+    return GetExperimentResultsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetExperimentResultsResponse>): GetExperimentResultsResponse {
+    const message = createBaseGetExperimentResultsResponse();
+    message.experiment = (object.experiment !== undefined && object.experiment !== null)
+      ? Experiment.fromPartial(object.experiment)
+      : undefined;
+    message.variants = object.variants?.map((e) => VariantResults.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetRunningExperimentRequest(): GetRunningExperimentRequest {
+  return { agentName: "" };
+}
+
+export const GetRunningExperimentRequest: MessageFns<GetRunningExperimentRequest> = {
+  encode(message: GetRunningExperimentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentName !== "") {
+      writer.uint32(10).string(message.agentName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunningExperimentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunningExperimentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunningExperimentRequest>): GetRunningExperimentRequest {
+    return GetRunningExperimentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunningExperimentRequest>): GetRunningExperimentRequest {
+    const message = createBaseGetRunningExperimentRequest();
+    message.agentName = object.agentName ?? "";
+    return message;
+  },
+};
+
+function createBaseGetRunningExperimentResponse(): GetRunningExperimentResponse {
+  return { name: undefined, variants: [] };
+}
+
+export const GetRunningExperimentResponse: MessageFns<GetRunningExperimentResponse> = {
+  encode(message: GetRunningExperimentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    for (const v of message.variants) {
+      ExperimentVariant.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRunningExperimentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRunningExperimentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.variants.push(ExperimentVariant.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetRunningExperimentResponse>): GetRunningExperimentResponse {
+    return GetRunningExperimentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetRunningExperimentResponse>): GetRunningExperimentResponse {
+    const message = createBaseGetRunningExperimentResponse();
+    message.name = object.name ?? undefined;
+    message.variants = object.variants?.map((e) => ExperimentVariant.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * Eval suites (API.md "Evaluations and experiments"), served by the evaluation service: a suite is
  * a list of cases, each an input with graders; a suite run runs one agent version over every case
@@ -2873,6 +4424,75 @@ export const EvaluationServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Experiments: weighted variants over an agent's versions; a canary is one whose new version's
+     * share grows while its online score holds, and that is rolled back when it does not.
+     */
+    putExperiment: {
+      name: "PutExperiment",
+      requestType: PutExperimentRequest as typeof PutExperimentRequest,
+      requestStream: false,
+      responseType: PutExperimentResponse as typeof PutExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
+    getExperiment: {
+      name: "GetExperiment",
+      requestType: GetExperimentRequest as typeof GetExperimentRequest,
+      requestStream: false,
+      responseType: GetExperimentResponse as typeof GetExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
+    listExperiments: {
+      name: "ListExperiments",
+      requestType: ListExperimentsRequest as typeof ListExperimentsRequest,
+      requestStream: false,
+      responseType: ListExperimentsResponse as typeof ListExperimentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteExperiment: {
+      name: "DeleteExperiment",
+      requestType: DeleteExperimentRequest as typeof DeleteExperimentRequest,
+      requestStream: false,
+      responseType: DeleteExperimentResponse as typeof DeleteExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
+    startExperiment: {
+      name: "StartExperiment",
+      requestType: StartExperimentRequest as typeof StartExperimentRequest,
+      requestStream: false,
+      responseType: StartExperimentResponse as typeof StartExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
+    stopExperiment: {
+      name: "StopExperiment",
+      requestType: StopExperimentRequest as typeof StopExperimentRequest,
+      requestStream: false,
+      responseType: StopExperimentResponse as typeof StopExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
+    getExperimentResults: {
+      name: "GetExperimentResults",
+      requestType: GetExperimentResultsRequest as typeof GetExperimentResultsRequest,
+      requestStream: false,
+      responseType: GetExperimentResultsResponse as typeof GetExperimentResultsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The agent's running experiment, for a run executor to split its runs by (none: no experiment). */
+    getRunningExperiment: {
+      name: "GetRunningExperiment",
+      requestType: GetRunningExperimentRequest as typeof GetRunningExperimentRequest,
+      requestStream: false,
+      responseType: GetRunningExperimentResponse as typeof GetRunningExperimentResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2911,6 +4531,43 @@ export interface EvaluationServiceImplementation<CallContextExt = {}> {
     request: GetOnlineSummaryRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<GetOnlineSummaryResponse>>;
+  /**
+   * Experiments: weighted variants over an agent's versions; a canary is one whose new version's
+   * share grows while its online score holds, and that is rolled back when it does not.
+   */
+  putExperiment(
+    request: PutExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<PutExperimentResponse>>;
+  getExperiment(
+    request: GetExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetExperimentResponse>>;
+  listExperiments(
+    request: ListExperimentsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ListExperimentsResponse>>;
+  deleteExperiment(
+    request: DeleteExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteExperimentResponse>>;
+  startExperiment(
+    request: StartExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<StartExperimentResponse>>;
+  stopExperiment(
+    request: StopExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<StopExperimentResponse>>;
+  getExperimentResults(
+    request: GetExperimentResultsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetExperimentResultsResponse>>;
+  /** The agent's running experiment, for a run executor to split its runs by (none: no experiment). */
+  getRunningExperiment(
+    request: GetRunningExperimentRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetRunningExperimentResponse>>;
 }
 
 export interface EvaluationServiceClient<CallOptionsExt = {}> {
@@ -2948,6 +4605,43 @@ export interface EvaluationServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<GetOnlineSummaryRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<GetOnlineSummaryResponse>;
+  /**
+   * Experiments: weighted variants over an agent's versions; a canary is one whose new version's
+   * share grows while its online score holds, and that is rolled back when it does not.
+   */
+  putExperiment(
+    request: DeepPartial<PutExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<PutExperimentResponse>;
+  getExperiment(
+    request: DeepPartial<GetExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetExperimentResponse>;
+  listExperiments(
+    request: DeepPartial<ListExperimentsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ListExperimentsResponse>;
+  deleteExperiment(
+    request: DeepPartial<DeleteExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteExperimentResponse>;
+  startExperiment(
+    request: DeepPartial<StartExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<StartExperimentResponse>;
+  stopExperiment(
+    request: DeepPartial<StopExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<StopExperimentResponse>;
+  getExperimentResults(
+    request: DeepPartial<GetExperimentResultsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetExperimentResultsResponse>;
+  /** The agent's running experiment, for a run executor to split its runs by (none: no experiment). */
+  getRunningExperiment(
+    request: DeepPartial<GetRunningExperimentRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetRunningExperimentResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -141,6 +141,16 @@ export interface GetWebhookDeliveryResponse {
   payload: { [key: string]: any } | undefined;
 }
 
+export interface OfferWebhookEventRequest {
+  /** Unique per event: an offer made twice is delivered once. */
+  id: string;
+  type: string;
+  data: { [key: string]: any } | undefined;
+}
+
+export interface OfferWebhookEventResponse {
+}
+
 function createBaseWebhook(): Webhook {
   return {
     name: "",
@@ -1669,6 +1679,128 @@ export const GetWebhookDeliveryResponse: MessageFns<GetWebhookDeliveryResponse> 
   },
 };
 
+function createBaseOfferWebhookEventRequest(): OfferWebhookEventRequest {
+  return { id: "", type: "", data: undefined };
+}
+
+export const OfferWebhookEventRequest: MessageFns<OfferWebhookEventRequest> = {
+  encode(message: OfferWebhookEventRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.data !== undefined) {
+      Struct.encode(Struct.wrap(message.data), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OfferWebhookEventRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOfferWebhookEventRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<OfferWebhookEventRequest>): OfferWebhookEventRequest {
+    return OfferWebhookEventRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OfferWebhookEventRequest>): OfferWebhookEventRequest {
+    const message = createBaseOfferWebhookEventRequest();
+    message.id = object.id ?? "";
+    message.type = object.type ?? "";
+    message.data = object.data ?? undefined;
+    return message;
+  },
+};
+
+function createBaseOfferWebhookEventResponse(): OfferWebhookEventResponse {
+  return {};
+}
+
+export const OfferWebhookEventResponse: MessageFns<OfferWebhookEventResponse> = {
+  encode(_: OfferWebhookEventResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OfferWebhookEventResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOfferWebhookEventResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<OfferWebhookEventResponse>): OfferWebhookEventResponse {
+    return OfferWebhookEventResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<OfferWebhookEventResponse>): OfferWebhookEventResponse {
+    const message = createBaseOfferWebhookEventResponse();
+    return message;
+  },
+};
+
 /**
  * Webhook subscriptions of a tenant and their deliveries (API.md "Webhooks"), served by the
  * governance process. Every call acts for the tenant named in the `x-hangar-tenant` metadata entry.
@@ -1736,6 +1868,15 @@ export const WebhookServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** An event of another service for the tenant's subscribers (the evaluation service's canary.rolled-back). */
+    offerWebhookEvent: {
+      name: "OfferWebhookEvent",
+      requestType: OfferWebhookEventRequest as typeof OfferWebhookEventRequest,
+      requestStream: false,
+      responseType: OfferWebhookEventResponse as typeof OfferWebhookEventResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -1770,6 +1911,11 @@ export interface WebhookServiceImplementation<CallContextExt = {}> {
     request: GetWebhookDeliveryRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<GetWebhookDeliveryResponse>>;
+  /** An event of another service for the tenant's subscribers (the evaluation service's canary.rolled-back). */
+  offerWebhookEvent(
+    request: OfferWebhookEventRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<OfferWebhookEventResponse>>;
 }
 
 export interface WebhookServiceClient<CallOptionsExt = {}> {
@@ -1803,6 +1949,11 @@ export interface WebhookServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<GetWebhookDeliveryRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<GetWebhookDeliveryResponse>;
+  /** An event of another service for the tenant's subscribers (the evaluation service's canary.rolled-back). */
+  offerWebhookEvent(
+    request: DeepPartial<OfferWebhookEventRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<OfferWebhookEventResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
