@@ -75,7 +75,15 @@ describe('authentication', () => {
           : { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
     // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead) and searches knowledge.
-    expect(result.body.roles.Reader).toEqual(['AgentsRead', 'EvalsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
+    expect(result.body.roles.Reader).toEqual([
+      'AgentsRead',
+      'EvalsRead',
+      'ExperimentsRead',
+      'KnowledgeRead',
+      'PlatformRead',
+      'RunsRead',
+      'SecurityAdmin',
+    ]);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
   });
@@ -272,6 +280,14 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/evals/{suite}/runs',
         'GET /hangar/api/eval-runs/{id}',
         'GET /hangar/api/evals/{suite}/compare',
+        'GET /hangar/api/evals/online',
+        'GET /hangar/api/experiments',
+        'GET /hangar/api/experiments/{name}',
+        'PUT /hangar/api/experiments/{name}',
+        'DELETE /hangar/api/experiments/{name}',
+        'POST /hangar/api/experiments/{name}/start',
+        'POST /hangar/api/experiments/{name}/stop',
+        'GET /hangar/api/experiments/{name}/results',
         'POST /hangar/mcp',
         'GET /hangar/a2a/{agent}/.well-known/agent-card.json',
         'POST /hangar/a2a/{agent}',

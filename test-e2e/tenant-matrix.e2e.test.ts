@@ -70,6 +70,14 @@ beforeAll(async () => {
   expect(suite.status, suite.text).toBe(201);
   const evalRun = await as(A, 'POST', '/api/evals/suite-a/runs', { agentName: 'agent-a' });
   expect(evalRun.status, evalRun.text).toBe(202);
+  const experiment = await as(A, 'PUT', '/api/experiments/experiment-a', {
+    agentName: 'agent-a',
+    variants: [
+      { version: 1, weight: 1 },
+      { version: 2, weight: 1 },
+    ],
+  });
+  expect(experiment.status, experiment.text).toBe(201);
   // Ended before the snapshot, which must not move by itself.
   await eventually(
     async () => ((await as(A, 'GET', `/api/eval-runs/${evalRun.body.id}`)).body.status === 'Completed' ? true : undefined),
@@ -121,6 +129,7 @@ async function snapshotOfA() {
     '/api/knowledge/collection-a',
     '/api/knowledge/collection-a/documents',
     '/api/evals/suite-a',
+    '/api/experiments/experiment-a',
     `/api/eval-runs/${ofA.evalRunId}`,
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
@@ -138,6 +147,7 @@ function pathFor(path: string): string {
     if (param === 'id' && path.startsWith('/api/tenants')) return 'tenant-a';
     if (param === 'id' && path.startsWith('/api/knowledge')) return ofA.documentId;
     if (param === 'id' && path.startsWith('/api/eval-runs')) return ofA.evalRunId;
+    if (param === 'name' && path.startsWith('/api/experiments')) return 'experiment-a';
     if (param === 'approvalId') return '00000000-0000-4000-8000-000000000001';
     return ofA[param] ?? `unknown-${param}`;
   });
@@ -162,6 +172,13 @@ const BODIES: Record<string, unknown> = {
   searchKnowledge: { query: 'only tenant a knows this' },
   putEvalSuite: { cases: [{ input: 'by B', expected: 'by B' }] },
   startEvalSuiteRun: { agentName: 'agent-a' },
+  putExperiment: {
+    agentName: 'agent-a',
+    variants: [
+      { version: 1, weight: 1 },
+      { version: 2, weight: 1 },
+    ],
+  },
   putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 
@@ -194,7 +211,16 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
     ].filter((secret) => answer.text.includes(secret) && !concrete.includes(secret) && !JSON.stringify(body ?? '').includes(secret));
     if (leaked.length) problems.push(`${method} ${path}: answer carries ${leaked.join(', ')}`);
     if (answer.status >= 500) problems.push(`${method} ${path}: ${answer.status}`);
-    const namedPerTenant = ['putAgent', 'putSkill', 'putQuotaRule', 'putWebhook', 'putSchedule', 'putKnowledgeCollection', 'putEvalSuite'];
+    const namedPerTenant = [
+      'putAgent',
+      'putSkill',
+      'putQuotaRule',
+      'putWebhook',
+      'putSchedule',
+      'putKnowledgeCollection',
+      'putEvalSuite',
+      'putExperiment',
+    ];
     if (namedPerTenant.includes(operation.operationId) && answer.status === 201) ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));
     // Platform-wide settings answer an ordinary tenant 403 whatever it names.
