@@ -9,7 +9,7 @@ const HTTP_SUITES = ['test-e2e/**/*.e2e.test.ts', 'libs/client/test/**/*.e2e.tes
 /**
  * The HTTP suites `npm test` runs again on the split shape, in about four minutes of CI: the agents,
  * attachments, quotas, tenant, webhook, OpenAI-compatible, session, API-key (and scope), tool-server,
- * exposure, knowledge, host-policy, read-view, content-guard, eval-suite, online-evaluation and experiment routes, the gateway’s own, run events
+ * exposure, knowledge, host-policy, read-view, content-guard and eval-suite routes, the gateway’s own, run events
  * on Kafka, a trace across processes, and the client, each route through its service's own process.
  * The rest take far longer there (a shape is seven processes to start; runs.e2e alone takes four
  * minutes): every HTTP suite runs on the split shape with `npm run test:split` (HANGAR_TEST_SPLIT=all;
@@ -36,8 +36,6 @@ const SPLIT_IN_CI = [
   'test-e2e/run-events-kafka.e2e.test.ts',
   'test-e2e/tracing.e2e.test.ts',
   'test-e2e/evaluations.e2e.test.ts',
-  'test-e2e/online-evaluation.e2e.test.ts',
-  'test-e2e/experiments.e2e.test.ts',
 ];
 
 /** HTTP suites that run in one shape only, and why; every other one runs on all-in-one and again on the split shape. */

@@ -38,6 +38,9 @@ const HEALTH_TIMEOUT_MS = 2000;
 const SHARED_RUN_EVENTS_KEPT = 512;
 
 /** The HTTP edge: authenticates, resolves the tenant, and forwards to the services over gRPC. */
+/** Node's default is 5 s. */
+const IDLE_KEEP_ALIVE_MS = 65_000;
+
 export const gatewayModule: HangarModule = {
   name: 'Gateway',
   dependsOn: [...SERVICE_NAMES],
@@ -100,6 +103,9 @@ export const gatewayModule: HangarModule = {
       },
     };
     const server: Server = createServer(createGatewayApp(context));
+    // An idle connection is kept longer than a load balancer's or client's own idle timeout (60 s on
+    // common ones): a server that closes first fails the request the other side just sent on it.
+    server.keepAliveTimeout = IDLE_KEEP_ALIVE_MS;
     server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       if (socket.writable && error.code !== 'ECONNRESET') socket.end(malformedHttpAnswer(error));
       else socket.destroy();
