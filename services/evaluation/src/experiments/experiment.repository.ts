@@ -69,32 +69,20 @@ export function createExperimentRepository(db: Kysely<EvaluationDatabase>) {
   return {
     /** Creates the experiment as a draft, or replaces a draft's or stopped one's setup (a running one is 409 in the service). */
     async put(tenantId: string, input: { name: string; agentName: string; variants: Variant[]; canary: CanaryPolicy | null }) {
+      // A replaced experiment starts over as a draft.
+      const setup = {
+        agent_name: input.agentName,
+        variants: jsonb(input.variants),
+        canary: input.canary ? jsonb(input.canary) : null,
+        status: 'Draft',
+        reason: null,
+        started_at: null,
+        stopped_at: null,
+      };
       const row = await db
         .insertInto('experiments')
-        .values({
-          tenant_id: tenantId,
-          name: input.name,
-          agent_name: input.agentName,
-          variants: jsonb(input.variants),
-          canary: input.canary ? jsonb(input.canary) : null,
-          status: 'Draft',
-          reason: null,
-          started_at: null,
-          stopped_at: null,
-          scanned_at: null,
-        })
-        .onConflict((conflict) =>
-          conflict.columns(['tenant_id', 'name']).doUpdateSet({
-            agent_name: input.agentName,
-            variants: jsonb(input.variants),
-            canary: input.canary ? jsonb(input.canary) : null,
-            status: 'Draft',
-            reason: null,
-            started_at: null,
-            stopped_at: null,
-            updated_at: sql<Date>`now()`,
-          }),
-        )
+        .values({ tenant_id: tenantId, name: input.name, ...setup, scanned_at: null })
+        .onConflict((conflict) => conflict.columns(['tenant_id', 'name']).doUpdateSet({ ...setup, updated_at: sql<Date>`now()` }))
         .returningAll()
         .returning(sql<boolean>`(xmax = 0)`.as('created'))
         .executeTakeFirstOrThrow();
