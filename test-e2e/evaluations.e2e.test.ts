@@ -80,13 +80,17 @@ beforeAll(async () => {
   // The judge scores from the answer in its prompt: 95 when it names Rome.
   mock.script('judge', (request) => ({
     text: /Answer: .*Rome/.test(lastUserText(request)) ? '{"score": 95, "reason": "names Rome"}' : '{"score": 10, "reason": "wrong city"}',
+    usage: { prompt: 40, completion: 10 },
   }));
   mock.script('mute-judge', () => ({ text: 'I would rather not say.' }));
   hangar = await startHangar({
     modules: allInOneModules(),
     overrides: {
       Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
-      Pricing: { Currency: 'EUR', mock: { 'student-v1': { Input: 1, Output: 2 }, 'student-v2': { Input: 1, Output: 2 } } },
+      Pricing: {
+        Currency: 'EUR',
+        mock: { 'student-v1': { Input: 1, Output: 2 }, 'student-v2': { Input: 1, Output: 2 }, judge: { Input: 1, Output: 2 } },
+      },
       Tenancy: { Enabled: true, AllowHeaderResolution: true },
     },
   });
@@ -183,7 +187,16 @@ describe('eval suites', () => {
     expect(product).toMatchObject({ passed: false, graders: [{ kind: 'jsonSchema', passed: false }] });
     expect(product.graders[0].detail).toContain('/price');
     const italy = run.results.find((result: { caseId: string }) => result.caseId === 'italy');
-    expect(italy).toMatchObject({ passed: true, status: 'Passed', score: 0.95, graders: [{ kind: 'judge', passed: true, detail: 'names Rome' }] });
+    expect(italy).toMatchObject({
+      passed: true,
+      status: 'Passed',
+      score: 0.95,
+      graders: [{ kind: 'judge', passed: true, detail: 'names Rome' }],
+    });
+    // The judge's run is priced apart from the case's own.
+    expect(italy.judgeCost).toBeGreaterThan(0);
+    expect(run.results.find((result: { caseId: string }) => result.caseId === 'france').judgeCost).toBeNull();
+    expect(run.summary.judgeCost).toBeCloseTo(italy.judgeCost);
     const caseRun = await hangar.request('GET', `/api/runs/${italy.runId}`, { headers: acme });
     expect(caseRun.body).toMatchObject({ kind: 'Evaluation', agentVersion: 1, status: 'Completed' });
     expect((await hangar.request('GET', `/api/eval-runs/${started.body.id}`, { headers: globex })).status).toBe(404);

@@ -35,7 +35,11 @@ const suiteToProto = (suite: SuiteRecord): pb.EvalSuite => ({
   updatedAt: suite.updatedAt.toISOString(),
 });
 
-const aggregateToProto = (aggregate: Aggregate): pb.EvalAggregate => ({ ...aggregate, cost: aggregate.cost ?? undefined });
+const aggregateToProto = (aggregate: Aggregate): pb.EvalAggregate => ({
+  ...aggregate,
+  cost: aggregate.cost ?? undefined,
+  judgeCost: aggregate.judgeCost ?? undefined,
+});
 
 const runToProto = (run: SuiteRunRecord): pb.EvalSuiteRun => ({
   id: run.id,
@@ -52,7 +56,11 @@ const runToProto = (run: SuiteRunRecord): pb.EvalSuiteRun => ({
   completedAt: run.completedAt?.toISOString(),
 });
 
-const resultToProto = (result: CaseResult): pb.EvalCaseResult => ({ ...result, cost: result.cost ?? undefined });
+const resultToProto = (result: CaseResult): pb.EvalCaseResult => ({
+  ...result,
+  cost: result.cost ?? undefined,
+  judgeCost: result.judgeCost ?? undefined,
+});
 
 /** gRPC ↔ evaluation rules; translation only. */
 export function evaluationGrpc(

@@ -3238,6 +3238,8 @@ export interface components {
             meanScore: number;
             /** @description The cases’ run costs; null when none was priced */
             cost: number | null;
+            /** @description Their judges’ run costs; null when none was priced */
+            judgeCost: number | null;
             inputTokens: number;
             outputTokens: number;
             latencyMsP50: number;
@@ -3283,6 +3285,7 @@ export interface components {
                 expected: string | null;
                 output: string;
                 cost: number | null;
+                judgeCost: number | null;
                 inputTokens: number;
                 outputTokens: number;
                 latencyMs: number;

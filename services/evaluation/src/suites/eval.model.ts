@@ -48,6 +48,8 @@ export interface CaseResult {
   output: string;
   graders: GraderResult[];
   cost: number | null;
+  /** Its judges' runs, when priced (absent on results stored before judges were priced). */
+  judgeCost?: number | null;
   inputTokens: number;
   outputTokens: number;
   latencyMs: number;
@@ -62,6 +64,8 @@ export interface Aggregate {
   passRate: number;
   meanScore: number;
   cost: number | null;
+  /** The judges' runs, when any was priced. */
+  judgeCost: number | null;
   inputTokens: number;
   outputTokens: number;
   latencyP50Ms: number;
@@ -88,6 +92,7 @@ export function aggregateOf(results: CaseResult[], total: number): Aggregate {
   const count = (status: CaseStatus) => results.filter((result) => result.status === status).length;
   const passed = count('Passed');
   const priced = results.filter((result) => result.cost !== null);
+  const judged = results.filter((result) => result.judgeCost !== undefined && result.judgeCost !== null);
   const latencies = results.map((result) => result.latencyMs).sort((a, b) => a - b);
   const percentile = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)] : 0);
   return {
@@ -98,6 +103,7 @@ export function aggregateOf(results: CaseResult[], total: number): Aggregate {
     passRate: total ? passed / total : 0,
     meanScore: results.length ? results.reduce((sum, result) => sum + result.score, 0) / results.length : 0,
     cost: priced.length ? priced.reduce((sum, result) => sum + result.cost!, 0) : null,
+    judgeCost: judged.length ? judged.reduce((sum, result) => sum + result.judgeCost!, 0) : null,
     inputTokens: results.reduce((sum, result) => sum + result.inputTokens, 0),
     outputTokens: results.reduce((sum, result) => sum + result.outputTokens, 0),
     latencyP50Ms: percentile(0.5),

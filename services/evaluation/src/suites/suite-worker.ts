@@ -34,6 +34,7 @@ const erred = (evalCase: EvalCase, error: string, run?: CaseRun): CaseResult => 
   output: run?.output ?? '',
   graders: [],
   cost: run?.cost ?? null,
+  judgeCost: null,
   inputTokens: run?.inputTokens ?? 0,
   outputTokens: run?.outputTokens ?? 0,
   latencyMs: run?.latencyMs ?? 0,
@@ -64,12 +65,15 @@ export function createSuiteWorker(deps: {
 
   async function runCase(claimed: ClaimedSuiteRun, evalCase: EvalCase, signal: AbortSignal): Promise<CaseResult> {
     const timeout = AbortSignal.timeout(settings.caseTimeoutMs);
+    // What the case's judges cost, beside its own run: the price of grading it.
+    let judgeCost: number | null = null;
     const judge: Judge = async (grader, judged, output) => {
       const verdict = await runner.run(
         claimed.caller,
         { agentName: grader.agent, input: judgePrompt(grader, judged, output), parameters: {} },
         signal,
       );
+      if (verdict.cost !== null) judgeCost = (judgeCost ?? 0) + verdict.cost;
       if (!verdict.completed) throw new GradingError(`judge "${grader.agent}" failed: ${verdict.error}`);
       const parsed = parseJudgeReply(verdict.output);
       if (!parsed) throw new GradingError(`judge "${grader.agent}" gave no score`);
@@ -95,7 +99,7 @@ export function createSuiteWorker(deps: {
     try {
       graders = await Promise.all(evalCase.graders.map((grader) => grade(grader, evalCase, run.output, judge)));
     } catch (error) {
-      if (error instanceof GradingError || isRefusal(error)) return erred(evalCase, (error as Error).message, run);
+      if (error instanceof GradingError || isRefusal(error)) return { ...erred(evalCase, (error as Error).message, run), judgeCost };
       throw error;
     }
     return {
@@ -108,6 +112,7 @@ export function createSuiteWorker(deps: {
       output: run.output,
       graders,
       cost: run.cost,
+      judgeCost,
       inputTokens: run.inputTokens,
       outputTokens: run.outputTokens,
       latencyMs: Math.round(run.latencyMs),

@@ -79,6 +79,8 @@ export interface EvalAggregate {
   outputTokens: number;
   latencyP50Ms: number;
   latencyP95Ms: number;
+  /** Sum of the judges' run costs; absent when none was priced. */
+  judgeCost?: number | undefined;
 }
 
 export interface EvalSuiteRun {
@@ -123,7 +125,11 @@ export interface EvalCaseResult {
   inputTokens: number;
   outputTokens: number;
   latencyMs: number;
-  error?: string | undefined;
+  error?:
+    | string
+    | undefined;
+  /** Its judges' run costs, when priced. */
+  judgeCost?: number | undefined;
 }
 
 export interface PutSuiteRequest {
@@ -823,6 +829,7 @@ function createBaseEvalAggregate(): EvalAggregate {
     outputTokens: 0,
     latencyP50Ms: 0,
     latencyP95Ms: 0,
+    judgeCost: undefined,
   };
 }
 
@@ -860,6 +867,9 @@ export const EvalAggregate: MessageFns<EvalAggregate> = {
     }
     if (message.latencyP95Ms !== 0) {
       writer.uint32(89).double(message.latencyP95Ms);
+    }
+    if (message.judgeCost !== undefined) {
+      writer.uint32(97).double(message.judgeCost);
     }
     return writer;
   },
@@ -965,6 +975,14 @@ export const EvalAggregate: MessageFns<EvalAggregate> = {
             message.latencyP95Ms = reader.double();
             continue;
           }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.judgeCost = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -993,6 +1011,7 @@ export const EvalAggregate: MessageFns<EvalAggregate> = {
     message.outputTokens = object.outputTokens ?? 0;
     message.latencyP50Ms = object.latencyP50Ms ?? 0;
     message.latencyP95Ms = object.latencyP95Ms ?? 0;
+    message.judgeCost = object.judgeCost ?? undefined;
     return message;
   },
 };
@@ -1305,6 +1324,7 @@ function createBaseEvalCaseResult(): EvalCaseResult {
     outputTokens: 0,
     latencyMs: 0,
     error: undefined,
+    judgeCost: undefined,
   };
 }
 
@@ -1348,6 +1368,9 @@ export const EvalCaseResult: MessageFns<EvalCaseResult> = {
     }
     if (message.error !== undefined) {
       writer.uint32(106).string(message.error);
+    }
+    if (message.judgeCost !== undefined) {
+      writer.uint32(113).double(message.judgeCost);
     }
     return writer;
   },
@@ -1469,6 +1492,14 @@ export const EvalCaseResult: MessageFns<EvalCaseResult> = {
             message.error = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.judgeCost = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1499,6 +1530,7 @@ export const EvalCaseResult: MessageFns<EvalCaseResult> = {
     message.outputTokens = object.outputTokens ?? 0;
     message.latencyMs = object.latencyMs ?? 0;
     message.error = object.error ?? undefined;
+    message.judgeCost = object.judgeCost ?? undefined;
     return message;
   },
 };
