@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HangarError, notFound, validationError, type Caller, type FieldError, RECORD_NAME } from '@hangar/platform';
+import { HangarError, notFound, validationError, type Caller, type FieldError, RECORD_NAME, RECORD_NAME_RULE } from '@hangar/platform';
 import { chunkText } from './documents/chunking.js';
 import { extractDocumentText, textMediaType } from './documents/text-extraction.js';
 import type { EmbeddingModels } from './embeddings/embedding-models.js';
@@ -69,8 +69,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   return {
     async putCollection(caller: Caller, name: string, input: CollectionInput): Promise<{ collection: CollectionRecord; created: boolean }> {
       const errors: FieldError[] = [];
-      if (!RECORD_NAME.test(name))
-        errors.push({ path: 'name', message: 'must be 1–64 letters, digits, _ . - starting with a letter or digit' });
+      if (!RECORD_NAME.test(name)) errors.push({ path: 'name', message: RECORD_NAME_RULE });
       if (input.description.length > MAX_DESCRIPTION)
         errors.push({ path: 'description', message: `is over ${MAX_DESCRIPTION} characters` });
       const refusal = deps.embeddings.refusal(input.embeddingProvider);

@@ -5,6 +5,7 @@ import {
   GovernanceServiceDefinition,
   RunExecutorServiceDefinition,
   runPb,
+  runStatusFromProto,
   WebhookServiceDefinition,
 } from '@hangar/contracts';
 import type { PubSub } from '@hangar/messaging';
@@ -13,15 +14,6 @@ import type { AgentVersions, CaseRunner, ExperimentPorts, RunRecords } from './p
 
 /** ListRuns' largest page. */
 const RUN_PAGE = 200;
-
-const STATUS_NAMES: Record<number, string> = {
-  [runPb.RunStatus.RUN_STATUS_QUEUED]: 'Queued',
-  [runPb.RunStatus.RUN_STATUS_RUNNING]: 'Running',
-  [runPb.RunStatus.RUN_STATUS_COMPLETED]: 'Completed',
-  [runPb.RunStatus.RUN_STATUS_FAILED]: 'Failed',
-  [runPb.RunStatus.RUN_STATUS_CANCELED]: 'Canceled',
-  [runPb.RunStatus.RUN_STATUS_AWAITING_APPROVAL]: 'AwaitingApproval',
-};
 
 /** The text of a recorded input's last user message. */
 function lastUserMessage(input: Record<string, unknown> | undefined): string | undefined {
@@ -98,7 +90,7 @@ export function createEvaluationClients(addressOf: (name: ServiceName) => string
       }
       return {
         kind: run!.kind,
-        status: STATUS_NAMES[run!.status] ?? 'Unknown',
+        status: runStatusFromProto(run!.status) ?? 'Unknown',
         agentVersion: run!.agentVersion ?? null,
         input: lastUserMessage(recorded?.input),
         output,
@@ -125,7 +117,7 @@ export function createEvaluationClients(addressOf: (name: ServiceName) => string
       }
       return found.map((run) => ({
         agentVersion: run.agentVersion ?? null,
-        status: STATUS_NAMES[run.status] ?? 'Unknown',
+        status: runStatusFromProto(run.status) ?? 'Unknown',
         cost: run.cost?.total ?? null,
         durationMs: run.durationMs ?? null,
       }));

@@ -1,4 +1,4 @@
-import { conflict, notFound, RECORD_NAME, validationError, type Caller, type FieldError } from '@hangar/platform';
+import { conflict, notFound, RECORD_NAME, RECORD_NAME_RULE, validationError, type Caller, type FieldError } from '@hangar/platform';
 import type { AgentVersions, ExperimentPorts } from '../clients/ports.js';
 import type { OnlineRepository } from '../online/online.repository.js';
 import type { CanaryPolicy, ExperimentRecord, ExperimentRepository, Variant } from './experiment.repository.js';
@@ -7,7 +7,6 @@ const MAX_VARIANTS = 10;
 const MAX_WEIGHT = 1000;
 /** How many of an experiment's runs its results read (newest first). */
 const RESULT_RUNS = 5000;
-const NAME_RULE = 'must be 1–64 letters, digits, _ . - starting with a letter or digit';
 
 export interface ExperimentInput {
   agentName: string;
@@ -47,7 +46,7 @@ export function createExperimentService(deps: {
     input: ExperimentInput,
   ): Promise<{ variants: Variant[]; canary: CanaryPolicy | null }> {
     const errors: FieldError[] = [];
-    if (!RECORD_NAME.test(name)) errors.push({ path: 'name', message: NAME_RULE });
+    if (!RECORD_NAME.test(name)) errors.push({ path: 'name', message: RECORD_NAME_RULE });
     const canary: CanaryPolicy | null = input.canary
       ? {
           baselineVersion: input.canary.baselineVersion,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HangarError, notFound, RECORD_NAME, validationError, type Caller, type FieldError } from '@hangar/platform';
+import { HangarError, notFound, RECORD_NAME, RECORD_NAME_RULE, validationError, type Caller, type FieldError } from '@hangar/platform';
 import type { AgentVersions } from '../clients/ports.js';
 import type { EvaluationRepository } from './eval.repository.js';
 import { graderErrors } from './graders.js';
@@ -26,8 +26,6 @@ export interface CaseComparison {
   change: 'Improved' | 'Regressed' | 'Unchanged' | 'Added' | 'Removed';
 }
 
-const NAME_RULE = 'must be 1–64 letters, digits, _ . - starting with a letter or digit';
-
 /** A case with its id and graders settled: `case-<n>` by default, and `exact` on `expected` when it names no grader. */
 function settledCases(input: SuiteInput['cases']): { cases: EvalCase[]; errors: FieldError[] } {
   const errors: FieldError[] = [];
@@ -35,7 +33,7 @@ function settledCases(input: SuiteInput['cases']): { cases: EvalCase[]; errors: 
   const cases = input.map((entry, index): EvalCase => {
     const path = `cases[${index}]`;
     const id = entry.id ?? `case-${index + 1}`;
-    if (!RECORD_NAME.test(id)) errors.push({ path: `${path}.id`, message: NAME_RULE });
+    if (!RECORD_NAME.test(id)) errors.push({ path: `${path}.id`, message: RECORD_NAME_RULE });
     else if (seen.has(id)) errors.push({ path: `${path}.id`, message: `"${id}" names another case too` });
     seen.add(id);
     if (!entry.input.trim()) errors.push({ path: `${path}.input`, message: 'is required' });
@@ -83,7 +81,7 @@ export function createEvaluationService(deps: {
   return {
     async putSuite(caller: Caller, name: string, input: SuiteInput): Promise<{ suite: SuiteRecord; created: boolean }> {
       const errors: FieldError[] = [];
-      if (!RECORD_NAME.test(name)) errors.push({ path: 'name', message: NAME_RULE });
+      if (!RECORD_NAME.test(name)) errors.push({ path: 'name', message: RECORD_NAME_RULE });
       else if (RESERVED_NAMES.has(name)) errors.push({ path: 'name', message: `"${name}" is reserved (GET /api/evals/${name})` });
       if (input.description.length > MAX_DESCRIPTION)
         errors.push({ path: 'description', message: `is over ${MAX_DESCRIPTION} characters` });
