@@ -29,8 +29,9 @@ beforeAll(async () => {
   // Echoes the user; says what it is told to say after "say:"; "leak it" makes it say a denied term.
   mock.script('guarded-model', (request) => {
     const last = String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '');
-    // Its chunks 5 ms apart: chunks that arrive together reach a run as one text delta.
-    if (last.includes('leak it')) return { text: 'well, here is the secret-sauce: ketchup', chunkDelayMs: 5 };
+    // Its chunks 30 ms apart: chunks that arrive together reach a run as one text delta, and 5 ms
+    // was close enough for a loaded CI machine (split shape) to join the four before the term.
+    if (last.includes('leak it')) return { text: 'well, here is the secret-sauce: ketchup', chunkDelayMs: 30 };
     return { text: last.includes('say:') ? last.slice(last.indexOf('say:') + 4).trim() : `you said: ${last}` };
   });
   const providers = { Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } } };
