@@ -33,6 +33,8 @@ export * from './schedules.js';
 export * from './tool-servers.js';
 export * as schedulePb from './generated/hangar/v1/schedules.js';
 export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
+export * as workflowPb from './generated/hangar/v1/workflows.js';
+export { WorkflowServiceDefinition } from './generated/hangar/v1/workflows.js';
 export * as knowledgePb from './generated/hangar/v1/knowledge.js';
 export { KnowledgeServiceDefinition } from './generated/hangar/v1/knowledge.js';
 export * from './knowledge.js';

@@ -70,10 +70,10 @@ describe('configuration keys not yet effective', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
     expect(keys({ Pricing: { Voice: { speech: { tts: { PerMillionCharacters: 15, PerMinute: null } } } } })).toEqual(['Pricing:Voice']);
-    expect(keys({ Workflows: { MaxSuperSteps: 100 }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
-    expect(keys({ Workflows: { MaxSuperSteps: 50 }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
+    expect(keys({ Voice: { MaxCharactersPerRequest: 5000 }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
+    expect(keys({ Voice: { MaxCharactersPerRequest: 50 }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
       'Retention:Spans:MaxAge',
-      'Workflows:MaxSuperSteps',
+      'Voice:MaxCharactersPerRequest',
     ]);
   });
 

@@ -15,6 +15,7 @@ import { tenantRoutes } from './routes/tenants.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
+import { workflowRoutes } from './routes/workflows.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { evaluationRoutes } from './routes/evaluation/evaluation.routes.js';
@@ -52,6 +53,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...tenantRoutes,
     ...webhookRoutes,
     ...scheduleRoutes,
+    ...workflowRoutes,
     ...toolServerRoutes,
     ...knowledgeRoutes,
     ...evaluationRoutes,

@@ -10,6 +10,7 @@ import type {
   WebhookServiceDefinition,
   RetentionPolicyServiceDefinition,
   ScheduleServiceDefinition,
+  WorkflowServiceDefinition,
   ToolServerServiceDefinition,
   KnowledgeServiceDefinition,
   EvaluationServiceDefinition,
@@ -44,6 +45,8 @@ export interface GatewayContext {
   webhooks: Client<typeof WebhookServiceDefinition, CallerOptions>;
   /** Schedules (served by the run-executor process). */
   schedules: Client<typeof ScheduleServiceDefinition, CallerOptions>;
+  /** Workflows and their runs (served by the run-executor process). */
+  workflows: Client<typeof WorkflowServiceDefinition, CallerOptions>;
   /** MCP tool servers (served by the agent-registry process). */
   toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
   /** Knowledge collections, documents and search. */

@@ -118,4 +118,37 @@ export interface RunDatabase {
     /** Sealed when content protection is on (a span may hold a prompt with RecordSensitiveData). */
     attributes: unknown;
   };
+  workflows: { tenant_id: string; name: string; version: number; definition: unknown; created_at: Generated<Date> };
+  workflow_runs: {
+    run_id: string;
+    tenant_id: string;
+    workflow_name: string;
+    workflow_version: number;
+    definition: unknown;
+    input: unknown;
+    parameters: unknown;
+    caller: unknown;
+    state: unknown;
+    /** ready (an instance may lease it) → waiting (for a human answer) → ready … → ended. */
+    phase: 'ready' | 'waiting' | 'ended';
+    lease_owner: string | null;
+    lease_expires_at: Date | null;
+    active_ms: Generated<Numeric>;
+    output: unknown;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+  };
+  workflow_checkpoints: { id: string; run_id: string; super_step: number; state: unknown; created_at: Generated<Date> };
+  workflow_requests: {
+    id: string;
+    run_id: string;
+    super_step: number;
+    step_id: string;
+    prompt: string;
+    status: 'Pending' | 'Answered';
+    answer: unknown;
+    answered_by: string | null;
+    created_at: Generated<Date>;
+    answered_at: Date | null;
+  };
 }

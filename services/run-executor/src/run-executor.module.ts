@@ -1,7 +1,13 @@
 import { createExperimentVariants } from './clients/experiment-variants.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { RetentionServiceDefinition, RUN_EVENTS_TOPIC, RunExecutorServiceDefinition, ScheduleServiceDefinition } from '@hangar/contracts';
+import {
+  RetentionServiceDefinition,
+  RUN_EVENTS_TOPIC,
+  RunExecutorServiceDefinition,
+  ScheduleServiceDefinition,
+  WorkflowServiceDefinition,
+} from '@hangar/contracts';
 import { createOutboxRelay } from '@hangar/messaging';
 import {
   addSpanSink,
@@ -47,6 +53,9 @@ import { createScheduleRepository } from './schedules/schedule.repository.js';
 import { createScheduleService } from './schedules/schedule.service.js';
 import { createScheduler } from './schedules/scheduler.js';
 import { scheduleGrpc } from './schedules/schedules.grpc.js';
+import { createWorkflowRepository } from './workflows/workflow.repository.js';
+import { createWorkflowWorker } from './workflows/workflow-worker.js';
+import { workflowGrpc } from './workflows/workflows.grpc.js';
 
 // Run events reach the event log within ~20 ms of being stored when this process wrote them,
 // within a second otherwise; one round ships up to 500, holding the outbox lease at most 10 s. A
@@ -72,6 +81,7 @@ export const runExecutorModule = grpcServiceModule({
       jobs: createJobRepository(database.db, { outbox, cipher }),
       reconciliation: createReconciliationRepository(database.db, { outbox, cipher }),
       spans: createSpanRepository(database.db, cipher),
+      workflows: createWorkflowRepository(database.db, cipher),
     };
     // Each run's spans, kept when its run span ends (Observability:PersistSpans).
     const spanRecorder = createRunSpanRecorder({ spans: repositories.spans, settings: config, logger });
@@ -174,6 +184,7 @@ export const runExecutorModule = grpcServiceModule({
       settings: config,
     });
     grpc.server.add(ScheduleServiceDefinition, scheduleGrpc(schedules));
+    grpc.server.add(WorkflowServiceDefinition, workflowGrpc(engine.workflows));
     // Scheduling:Enabled and RunWorker switch this instance's background work off: it neither fires schedules nor executes jobs.
     const background = scheduling.Enabled && scheduling.RunWorker;
     const worker = background
@@ -193,6 +204,22 @@ export const runExecutorModule = grpcServiceModule({
           },
         })
       : undefined;
+    // Workflow runs are background work like queued runs: leased for Scheduling:LeaseDuration (how soon another
+    // instance resumes one whose holder died), and left to other instances when Scheduling:RunWorker is off.
+    const workflowWorker =
+      background && config.Workflows.Enabled
+        ? createWorkflowWorker({
+            repository: repositories.workflows,
+            runner: engine.workflowRunner,
+            pubsub: typedPubSub(engines.pubsub, logger),
+            logger,
+            settings: {
+              pollIntervalMs: scheduling.PollInterval,
+              leaseMs: scheduling.LeaseDuration,
+              maxConcurrentRuns: config.Workflows.MaxConcurrentRuns,
+            },
+          })
+        : undefined;
     const singleton = config.SingletonExecution;
     const scheduler = background
       ? createScheduler({
@@ -212,6 +239,7 @@ export const runExecutorModule = grpcServiceModule({
       : undefined;
     await engine.hearCancels();
     await worker?.start();
+    await workflowWorker?.start();
     scheduler?.start();
     const reconciliation = config.RunReconciliation;
     // Orphaned interactive runs (their process died) are continued or closed by whichever instance scans.
@@ -253,7 +281,7 @@ export const runExecutorModule = grpcServiceModule({
       // The worker first: at the deadline its jobs go back to the queue before the engine fails the runs left.
       // The scheduler stops firing at once (and gives up its lease, so another instance fires).
       drain: async (deadline: AbortSignal) => {
-        await Promise.all([scheduler?.stop(), worker?.drain(deadline), engine.finishRuns(deadline)]);
+        await Promise.all([scheduler?.stop(), worker?.drain(deadline), workflowWorker?.stop(), engine.finishRuns(deadline)]);
       },
       close: async () => {
         clearInterval(prober);
@@ -263,6 +291,7 @@ export const runExecutorModule = grpcServiceModule({
         clearInterval(approvalScanner);
         await scheduler?.stop();
         await worker?.stop();
+        await workflowWorker?.stop();
         await engine.drain();
         await engine.stopHearingCancels();
         removeSpanSink?.();

@@ -15,6 +15,7 @@ import type { ScoreRepository } from '../src/feedback/score.repository.js';
 import type { JobRepository } from '../src/jobs/job.repository.js';
 import { createCircuitBreaker } from '../src/providers/circuit-breaker.js';
 import type { ModelResolver, ResolvedModel } from '../src/providers/model-providers.js';
+import type { WorkflowRepository } from '../src/workflows/workflow.repository.js';
 import type { SpanRepository } from '../src/traces/span.repository.js';
 import type { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository.js';
 import { createRunEngine } from '../src/runs/run-engine.service.js';
@@ -246,6 +247,7 @@ export function createHarness(options: HarnessOptions = {}) {
       jobs: strictFake<JobRepository>('jobs', {}),
       reconciliation: strictFake<ReconciliationRepository>('reconciliation', stores.continuations),
       spans: strictFake<SpanRepository>('spans', {}),
+      workflows: strictFake<WorkflowRepository>('workflows', {}),
     },
     pubsub,
     eventsStored: () => {},

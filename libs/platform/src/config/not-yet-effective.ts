@@ -50,15 +50,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Tool servers (MCP)': [
     'Mcp:OAuthCallbackBaseUri',
   ],
-  // API.md "Workflows".
-  Workflows: [
-    'Workflows:Enabled',
-    'Workflows:EnableCheckpointing',
-    'Workflows:MaxConcurrentRuns',
-    'Workflows:RunTimeout',
-    'Workflows:MaxSuperSteps',
-    'Workflows:KeepCheckpointsAfterCompletion',
-  ],
   // API.md "Images and voice".
   Voice: [
     'Voice:OutputFormat',

@@ -34,6 +34,8 @@ export const channels = {
   cancelReply: (name: string) => ({ name, schema: z.object({ stopped: z.boolean() }) }),
   /** A run was queued: workers poll now rather than at their next interval. */
   jobs: () => ({ name: 'jobs:run', schema: z.object({ runId: z.string() }) }),
+  /** A workflow run is ready (queued, or its last question answered): workers look now. */
+  workflowsReady: () => ({ name: 'workflows:ready', schema: z.object({ runId: z.string() }) }),
 };
 
 export interface Channel<T> {

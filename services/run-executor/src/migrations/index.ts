@@ -242,4 +242,66 @@ export const runMigrations: Record<string, Migration> = {
       await createLeaseTable(db, 'scheduler_lease');
     },
   },
+  '0012_workflows': {
+    async up(db: Kysely<any>) {
+      // Every version of a workflow's graph; deleting a workflow deletes them all.
+      await db.schema
+        .createTable('workflows')
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('version', 'integer', (column) => column.notNull())
+        .addColumn('definition', 'jsonb', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint('workflows_pk', ['tenant_id', 'name', 'version'])
+        .execute();
+      // A workflow run beside its runs row (kind Workflow: status, times, errors there): the graph it
+      // took, where it stands, and who executes it now.
+      await db.schema
+        .createTable('workflow_runs')
+        .addColumn('run_id', 'uuid', (column) => column.primaryKey().references('runs.id').onDelete('cascade'))
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('workflow_name', 'text', (column) => column.notNull())
+        .addColumn('workflow_version', 'integer', (column) => column.notNull())
+        .addColumn('definition', 'jsonb', (column) => column.notNull())
+        .addColumn('input', 'jsonb', (column) => column.notNull())
+        .addColumn('parameters', 'jsonb', (column) => column.notNull())
+        .addColumn('caller', 'jsonb', (column) => column.notNull())
+        .addColumn('state', 'jsonb', (column) => column.notNull())
+        .addColumn('phase', 'text', (column) => column.notNull())
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_expires_at', 'timestamptz')
+        .addColumn('active_ms', 'bigint', (column) => column.notNull().defaultTo(0))
+        .addColumn('output', 'jsonb')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('updated_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .execute();
+      await db.schema.createIndex('workflow_runs_ready').on('workflow_runs').columns(['phase', 'lease_expires_at']).execute();
+      await db.schema.createIndex('workflow_runs_tenant').on('workflow_runs').columns(['tenant_id', 'workflow_name']).execute();
+      await db.schema
+        .createTable('workflow_checkpoints')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addColumn('super_step', 'integer', (column) => column.notNull())
+        .addColumn('state', 'jsonb', (column) => column.notNull())
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addUniqueConstraint('workflow_checkpoints_step', ['run_id', 'super_step'])
+        .execute();
+      await db.schema.createIndex('workflow_checkpoints_created_at').on('workflow_checkpoints').column('created_at').execute();
+      // Human-input requests: one per input step and super step, Pending → Answered.
+      await db.schema
+        .createTable('workflow_requests')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('run_id', 'uuid', (column) => column.notNull().references('runs.id').onDelete('cascade'))
+        .addColumn('super_step', 'integer', (column) => column.notNull())
+        .addColumn('step_id', 'text', (column) => column.notNull())
+        .addColumn('prompt', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('answer', 'jsonb')
+        .addColumn('answered_by', 'text')
+        .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('answered_at', 'timestamptz')
+        .addUniqueConstraint('workflow_requests_step', ['run_id', 'super_step', 'step_id'])
+        .execute();
+    },
+  },
 };

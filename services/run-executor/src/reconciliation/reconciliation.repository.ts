@@ -49,7 +49,7 @@ export function createReconciliationRepository(db: Kysely<RunDatabase>, options:
             'run_continuations.attempts',
           ])
           .where('runs.status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
-          .where('runs.kind', '!=', 'Async')
+          .where('runs.kind', 'not in', ['Async', 'Workflow'])
           .where(sql<boolean>`coalesce(runs.heartbeat_at, runs.started_at) < now() - ${`${thresholdMs} milliseconds`}::interval`)
           .limit(limit)
           .forUpdate(['runs'])

@@ -55,6 +55,9 @@ import type { KnowledgeTools } from '../knowledge/knowledge-tools.js';
 import type { McpTools } from '../mcp/mcp-tools.js';
 import type { SpanRepository } from '../traces/span.repository.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
+import type { WorkflowRepository } from '../workflows/workflow.repository.js';
+import { createWorkflowRunner } from '../workflows/workflow-runner.js';
+import { createWorkflowService } from '../workflows/workflow.service.js';
 
 const TREE_LIMIT = 200;
 
@@ -69,6 +72,7 @@ export interface RunEngineDeps {
     jobs: JobRepository;
     reconciliation: ReconciliationRepository;
     spans: SpanRepository;
+    workflows: WorkflowRepository;
   };
   pubsub: PubSub;
   /** Told after events were stored, so the outbox relay ships them soon. */
@@ -118,9 +122,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     enabled: config.RunRecording.Enabled,
     batchWindowMs: config.Hangar.Runs.EventBatchWindow,
   };
+  const admit = createAdmission({ admitRun: deps.admitRun, logger, settings: config });
   const preparation = createPreparation({
     agents: deps.agents,
-    admit: createAdmission({ admitRun: deps.admitRun, logger, settings: config }),
+    admit,
     tenantSettings: deps.tenantSettings,
     sessions: deps.sessions,
     attachments: deps.attachments,
@@ -195,6 +200,32 @@ export function createRunEngine(deps: RunEngineDeps) {
     settings: config,
   });
   const feedback = createFeedback({ scores: repositories.scores, audit });
+  // Workflows drive runs through the execution's step seam: each agent step a child run of the workflow's run.
+  const workflows = createWorkflowService({
+    repository: repositories.workflows,
+    runs: repositories.runs,
+    agents: deps.agents,
+    admit,
+    audit: deps.audit,
+    pubsub,
+    writer,
+    logger,
+    enabled: config.Workflows.Enabled,
+  });
+  const workflowRunner = createWorkflowRunner({
+    repository: repositories.workflows,
+    runs: repositories.runs,
+    execution,
+    cancellation,
+    writer,
+    logger,
+    settings: {
+      checkpointing: config.Workflows.EnableCheckpointing,
+      keepCheckpoints: config.Workflows.KeepCheckpointsAfterCompletion,
+      maxSuperSteps: config.Workflows.MaxSuperSteps,
+      runTimeoutMs: config.Workflows.RunTimeout,
+    },
+  });
   const tails = createEventTails({
     events: repositories.events,
     pubsub,
@@ -256,6 +287,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     /** Jobs waiting for a worker, per lane. */
     jobQueueDepth: () => repositories.jobs.queuedByLane(),
     get: requireRun,
+    /** Workflow definitions and runs (API.md "Workflows"), and the runner a workflow worker executes them with. */
+    workflows,
+    workflowRunner,
 
     list: (caller: Caller, filter: RunFilter) =>
       repositories.runs.list(caller.tenantId, { ...filter, ...clampPage(filter.skip, filter.take) }),
@@ -294,6 +328,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       const run = await requireRun(caller, runId);
       if (TERMINAL_STATUSES.has(run.status)) throw conflict(`run ${runId} is not executing (status ${run.status})`);
       if (cancellation.stopLocally(runId)) return run;
+      // A workflow run waiting for human answers executes nowhere: it ends here.
+      if (run.kind === 'Workflow' && (await workflows.cancelWaiting(caller.tenantId, runId))) return run;
       if (run.status === 'Queued') {
         const terminal = terminalEvent({ status: 'Canceled', usage: ZERO_USAGE, cost: null, errorType: null, errorMessage: null });
         const canceled = await repositories.jobs.cancelQueued(runId, writer.enabled ? terminal : undefined);

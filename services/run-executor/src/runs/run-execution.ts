@@ -386,7 +386,30 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
   }
 
-  return { execute };
+  /**
+   * A workflow's agent step: a child run of the workflow's run (so in its tree, within its budget),
+   * whose answer is what the step gives. A refusal before the run exists (an agent deleted since)
+   * is thrown.
+   */
+  async function runStep(caller: Caller, parent: RunRow, budget: TreeBudget, agentName: string, message: string, signal: AbortSignal) {
+    const request: StartRunRequest = {
+      agentName,
+      messages: [{ role: 'user', content: message }],
+      parameters: [],
+      isStreaming: false,
+      attachments: [],
+    };
+    let outcome: { runId: string; status: RunRow['status']; output: string; errorType?: string; error?: string } | undefined;
+    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
+      if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
+      if (update.type === 'failed')
+        outcome = { runId: update.run.id, status: update.run.status, output: '', errorType: update.errorType, error: update.message };
+    }
+    // No update at all: the caller's signal ended it before its row was written.
+    return outcome ?? { runId: '', status: 'Canceled' as const, output: '' };
+  }
+
+  return { execute, runStep };
 }
 
 export type RunExecution = ReturnType<typeof createRunExecution>;

@@ -4,7 +4,7 @@ import { validationError } from '@hangar/platform';
 
 export { RUN_STATUSES };
 export type RunStatus = RunStatusName;
-export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility'] as const;
+export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility', 'Workflow'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 /** The kinds a caller of StartRun may ask for; the others are the executor's own (queued, child, …). */
 export const REQUESTABLE_RUN_KINDS = ['Interactive', 'Compatibility', 'Evaluation'] as const;

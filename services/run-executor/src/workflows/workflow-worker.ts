@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@hangar/platform';
+import type { Subscription } from '@hangar/messaging';
+import { channels, type TypedPubSub } from '../events/channels.js';
+import type { WorkflowRunRow } from './workflow.model.js';
+import type { WorkflowRepository } from './workflow.repository.js';
+import type { WorkflowRunner } from './workflow-runner.js';
+
+export interface WorkflowWorkerSettings {
+  /** The longest sleep between two looks for ready runs (a wake-up over pub/sub cuts it short). */
+  pollIntervalMs: number;
+  /** How long a lease lasts unrenewed: how soon another instance resumes a run whose holder died. */
+  leaseMs: number;
+  /** `Workflows:MaxConcurrentRuns`: runs this instance executes at a time. */
+  maxConcurrentRuns: number;
+}
+
+/**
+ * Takes ready workflow runs (queued, answered, or held by an instance that died) and executes them
+ * with the runner. A run is leased (`FOR UPDATE SKIP LOCKED`) and the lease renewed every third of
+ * its length; one lost (this instance stalled past it) stops the run here, as another goes on with it.
+ */
+export function createWorkflowWorker(deps: {
+  repository: Pick<WorkflowRepository, 'claimRuns' | 'renewLease'>;
+  runner: WorkflowRunner;
+  pubsub: TypedPubSub;
+  logger: Logger;
+  settings: WorkflowWorkerSettings;
+}) {
+  const { repository, runner, logger, settings } = deps;
+  const owner = randomUUID();
+  const active = new Map<string, { stop: AbortController; done: Promise<void> }>();
+  let timer: NodeJS.Timeout | undefined;
+  let polling: Promise<void> | undefined;
+  let stopped = true;
+  let subscription: Subscription | undefined;
+
+  async function execute(run: WorkflowRunRow, stop: AbortController) {
+    const lost = new AbortController();
+    const renewal = setInterval(() => {
+      repository
+        .renewLease(run.id, owner, settings.leaseMs)
+        .then((held) => held || lost.abort(new Error('the workflow run lease was lost')))
+        .catch((error) => logger.warn({ err: error, runId: run.id }, 'workflow run lease could not be renewed'));
+    }, settings.leaseMs / 3);
+    try {
+      const outcome = await runner.execute(run, owner, lost.signal, stop.signal);
+      if (outcome === 'given-back') logger.info({ runId: run.id }, 'workflow run given back; another instance goes on with it');
+    } catch (error) {
+      // The run could not even be ended (the store away): its lease expires and an instance resumes it.
+      logger.warn({ err: error, runId: run.id }, 'workflow run stopped; it resumes once its lease expires');
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  async function poll(): Promise<void> {
+    const free = settings.maxConcurrentRuns - active.size;
+    if (stopped || free <= 0) return;
+    let claimed: WorkflowRunRow[];
+    try {
+      claimed = await repository.claimRuns(owner, settings.leaseMs, free);
+    } catch (error) {
+      logger.warn({ err: error }, 'workflow runs could not be claimed; trying again at the next poll');
+      return;
+    }
+    for (const run of claimed) {
+      const stop = new AbortController();
+      const done = execute(run, stop).finally(() => {
+        active.delete(run.id);
+        wake(); // a slot is free
+      });
+      active.set(run.id, { stop, done });
+    }
+  }
+
+  function schedule(delayMs: number) {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      polling ??= poll().finally(() => {
+        polling = undefined;
+        schedule(settings.pollIntervalMs);
+      });
+    }, delayMs);
+  }
+
+  /** Looks for ready runs now rather than at the next poll. */
+  function wake() {
+    if (!polling) schedule(0);
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      // A missed wake-up only waits for the next poll.
+      subscription = await deps.pubsub.subscribe(channels.workflowsReady(), wake).catch((error) => {
+        logger.warn({ err: error }, 'workflow wake-ups cannot be heard; ready runs are found by polling');
+        return undefined;
+      });
+      schedule(0);
+    },
+    /** Stops taking runs and gives back those it holds, for another instance to go on with at once. */
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await subscription?.unsubscribe().catch(() => undefined);
+      await polling;
+      for (const { stop } of active.values()) stop.abort(new Error('the run executor stops'));
+      await Promise.all([...active.values()].map(({ done }) => done));
+    },
+  };
+}
+
+export type WorkflowWorker = ReturnType<typeof createWorkflowWorker>;
