@@ -32,7 +32,16 @@ describe('API keys', () => {
     const created = await createKey({ name: 'ci', role: 'Reader' }, tenant('acme'));
     expect(created.key).toMatch(/^hgk_[0-9A-Za-z]{43}$/);
     expect(created.prefix).toBe(created.key.slice(0, 12));
-    expect(created.scopes).toEqual(['AgentsRead', 'EvalsRead', 'ExperimentsRead', 'KnowledgeRead', 'PlatformRead', 'RunsRead', 'SecurityAdmin']);
+    expect(created.scopes).toEqual([
+      'AgentsRead',
+      'EvalsRead',
+      'ExperimentsRead',
+      'KnowledgeRead',
+      'PlatformRead',
+      'RunsRead',
+      'SecurityAdmin',
+      'WorkflowsRead',
+    ]);
     const listed = await hangar.request('GET', '/api/api-keys', { headers: tenant('acme') });
     const read = await hangar.request('GET', `/api/api-keys/${created.id}`, { headers: tenant('acme') });
     for (const text of [listed.text, read.text]) {

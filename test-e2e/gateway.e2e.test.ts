@@ -74,7 +74,7 @@ describe('authentication', () => {
           ? { definitions: 'postgres', runs: 'postgres', sessions: 'postgres', attachments: 'postgres', events: 'kafka', cache: 'redis' }
           : { definitions: 'pglite', runs: 'pglite', sessions: 'pglite', attachments: 'pglite', events: 'memory', cache: 'memory' },
     });
-    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead) and searches knowledge.
+    // SPEC: a Reader lists skill-script grants with the SecurityAdmin scope; API.md: a Reader reads webhooks (PlatformRead), searches knowledge and reads workflows.
     expect(result.body.roles.Reader).toEqual([
       'AgentsRead',
       'EvalsRead',
@@ -83,6 +83,7 @@ describe('authentication', () => {
       'PlatformRead',
       'RunsRead',
       'SecurityAdmin',
+      'WorkflowsRead',
     ]);
     expect(result.body.roles.Admin).toEqual(expect.arrayContaining(['AgentsAdmin', 'AgentsRead']));
     expect(result.text).not.toContain('test-token');
@@ -259,6 +260,16 @@ describe('routing, prefix and documents', () => {
         'PUT /hangar/api/schedules/{name}',
         'DELETE /hangar/api/schedules/{name}',
         'POST /hangar/api/schedules/{name}/trigger',
+        'GET /hangar/api/workflows',
+        'GET /hangar/api/workflows/{name}',
+        'PUT /hangar/api/workflows/{name}',
+        'DELETE /hangar/api/workflows/{name}',
+        'GET /hangar/api/workflows/{name}/graph',
+        'POST /hangar/api/workflows/{name}/run',
+        'GET /hangar/api/workflow-runs/{id}',
+        'GET /hangar/api/workflow-runs/{id}/checkpoints',
+        'GET /hangar/api/workflow-runs/{id}/requests',
+        'POST /hangar/api/workflow-runs/{id}/requests/{requestId}',
         'GET /hangar/api/tool-servers',
         'GET /hangar/api/tool-servers/{name}',
         'PUT /hangar/api/tool-servers/{name}',

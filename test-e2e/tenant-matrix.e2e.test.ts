@@ -78,6 +78,22 @@ beforeAll(async () => {
     ],
   });
   expect(experiment.status, experiment.text).toBe(201);
+  // Named like A's agent; its run waits for A's answer (a pending request) through B's requests.
+  const workflow = await as(A, 'PUT', '/api/workflows/agent-a', {
+    description: MARKER,
+    steps: [
+      { id: 'draft', kind: 'agent', agent: 'agent-a' },
+      { id: 'ask', kind: 'input', prompt: MARKER },
+    ],
+    edges: [{ from: 'draft', to: 'ask' }],
+  });
+  expect(workflow.status, workflow.text).toBe(201);
+  const workflowRun = await as(A, 'POST', '/api/workflows/agent-a/run', { input: MARKER });
+  expect(workflowRun.status, workflowRun.text).toBe(202);
+  const workflowRequest = await eventually(async () => {
+    const [pending] = (await as(A, 'GET', `/api/workflow-runs/${workflowRun.body.workflowRunId}/requests`)).body;
+    return pending;
+  }, 'the workflow run of tenant A to ask');
   // Ended before the snapshot, which must not move by itself.
   await eventually(
     async () => ((await as(A, 'GET', `/api/eval-runs/${evalRun.body.id}`)).body.status === 'Completed' ? true : undefined),
@@ -102,6 +118,8 @@ beforeAll(async () => {
     documentId: knowledgeDocument.body.id,
     suite: 'suite-a',
     evalRunId: evalRun.body.id,
+    workflowRunId: workflowRun.body.workflowRunId,
+    requestId: workflowRequest.id,
     a: '1',
     b: '2',
   });
@@ -131,6 +149,10 @@ async function snapshotOfA() {
     '/api/evals/suite-a',
     '/api/experiments/experiment-a',
     `/api/eval-runs/${ofA.evalRunId}`,
+    '/api/workflows/agent-a',
+    `/api/workflow-runs/${ofA.workflowRunId}`,
+    `/api/workflow-runs/${ofA.workflowRunId}/requests`,
+    `/api/workflow-runs/${ofA.workflowRunId}/checkpoints`,
   ];
   const answers = await Promise.all(paths.map((path) => as(A, 'GET', path)));
   answers.forEach((answer, index) => expect(answer.status, `${paths[index]}: ${answer.text}`).toBe(200));
@@ -147,6 +169,7 @@ function pathFor(path: string): string {
     if (param === 'id' && path.startsWith('/api/tenants')) return 'tenant-a';
     if (param === 'id' && path.startsWith('/api/knowledge')) return ofA.documentId;
     if (param === 'id' && path.startsWith('/api/eval-runs')) return ofA.evalRunId;
+    if (param === 'id' && path.startsWith('/api/workflow-runs')) return ofA.workflowRunId;
     if (param === 'name' && path.startsWith('/api/experiments')) return 'experiment-a';
     if (param === 'approvalId') return '00000000-0000-4000-8000-000000000001';
     return ofA[param] ?? `unknown-${param}`;
@@ -179,6 +202,9 @@ const BODIES: Record<string, unknown> = {
       { version: 2, weight: 1 },
     ],
   },
+  putWorkflow: { steps: [{ id: 'b', kind: 'transform', template: 'by B' }], edges: [] },
+  runWorkflow: { input: 'by B' },
+  answerWorkflowRequest: { answer: 'by B' },
   putSchedule: { handlerKey: 'agent-run', cron: '0 0 1 1 *', payload: { agentName: 'agent-a', message: 'by B' }, enabled: false },
 };
 
@@ -189,7 +215,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
   );
   expect(routes.length).toBeGreaterThan(50);
   const problems: string[] = [];
-  // Names B gave records of its own (agents, skills, quota rules, webhooks, schedules and knowledge collections are named per tenant): B may use them.
+  // Names B gave records of its own (agents, skills, quota rules, webhooks, schedules, knowledge collections, workflows … are named per tenant): B may use them.
   const ownedByB = new Set<string>();
   for (const { method, path, operation } of routes) {
     const concrete = pathFor(path);
@@ -204,6 +230,8 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
       ofA.apiKeyId,
       ofA.documentId,
       ofA.evalRunId,
+      ofA.workflowRunId,
+      ofA.requestId,
       'session-a',
       'quota-a',
       'agent-a',
@@ -220,6 +248,7 @@ it('lets tenant B neither see nor change any of tenant A’s records through any
       'putKnowledgeCollection',
       'putEvalSuite',
       'putExperiment',
+      'putWorkflow',
     ];
     if (namedPerTenant.includes(operation.operationId) && answer.status === 201) ownedByB.add(concrete);
     const namesRecordOfA = /\{\w+\}/.test(path) && ![...ownedByB].some((owned) => concrete.startsWith(owned));

@@ -91,10 +91,10 @@ describe('configuration keys not yet effective', () => {
 
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
-    const config = loadConfig({ env: {}, overrides: { Workflows: { RunTimeout: '5m', MaxSuperSteps: 50 } } });
+    const config = loadConfig({ env: {}, overrides: { Voice: { MaxCharactersPerRequest: 50, MaxConcurrentRequests: 3 } } });
     const started = await startModules([], { config, logger, engines: {} as Engines, metrics: createProcessMetrics('test') });
     await started.stop();
-    expect(lines.map((line) => line.configKey)).toEqual(['Workflows:RunTimeout', 'Workflows:MaxSuperSteps']);
+    expect(lines.map((line) => line.configKey)).toEqual(['Voice:MaxCharactersPerRequest', 'Voice:MaxConcurrentRequests']);
   });
 });
 

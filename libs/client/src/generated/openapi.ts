@@ -976,6 +976,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workflows
+         * @description Returns each workflow’s current version, by name.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workflow
+         * @description Returns the current version, or `?version=`. An unknown name or version is 404.
+         */
+        get: operations["getWorkflow"];
+        /**
+         * Create a workflow or store its next version
+         * @description Stores the graph as version 1 (201) or as the next version (200). Refused with 400, storing nothing: an unknown agent, an edge or inputFrom naming no step, a repeated step id, no entry step, a step no entry reaches, a cycle with no edge out of it or no condition to leave it by.
+         */
+        put: operations["putWorkflow"];
+        post?: never;
+        /**
+         * Delete a workflow
+         * @description Deletes every version; runs already started go on with the graph they took. An unknown name is 404.
+         */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{name}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workflow’s graph
+         * @description The current version (or `?version=`) as nodes and edges, with the entry steps.
+         */
+        get: operations["getWorkflowGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{name}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow
+         * @description Queues a run of the current version (a run of kind Workflow, admitted by quota for each agent it names); any run executor executes it in super steps, a checkpoint after each. 202 names it in Location.
+         */
+        post: operations["runWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow-runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workflow run
+         * @description Its status (a RunStatus), super step, each step’s output and, once completed, its output. Cancel it at /api/runs/{id}/cancel.
+         */
+        get: operations["getWorkflowRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow-runs/{id}/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow run’s checkpoints
+         * @description One per finished super step (Workflows:EnableCheckpointing), oldest first: the steps the next one runs and every output so far.
+         */
+        get: operations["listWorkflowCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow-runs/{id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow run’s human-input requests
+         * @description Every question its input steps asked, pending or answered, oldest first.
+         */
+        get: operations["listWorkflowRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow-runs/{id}/requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a human-input request
+         * @description The answer becomes the input step’s output; once every question of the super step is answered the run goes on, on whichever instance leases it. An answered request is 409.
+         */
+        post: operations["answerWorkflowRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tool-servers": {
         parameters: {
             query?: never;
@@ -2188,7 +2356,7 @@ export interface components {
             /** @enum {string} */
             status: "Queued" | "Running" | "Completed" | "Failed" | "Canceled" | "AwaitingApproval";
             /** @enum {string} */
-            kind: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility";
+            kind: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow";
             isStreaming: boolean;
             /** Format: date-time */
             startedAt: string;
@@ -2992,6 +3160,135 @@ export interface components {
             };
             /** @description Default true; a disabled schedule does not fire but can be triggered */
             enabled?: boolean;
+        };
+        Workflow: {
+            name: string;
+            version: number;
+            steps: components["schemas"]["WorkflowStep"][];
+            edges: components["schemas"]["WorkflowEdge"][];
+            description: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When this version was stored
+             */
+            updatedAt: string;
+        };
+        WorkflowStep: {
+            /** @description Unique in the workflow: a letter, then letters, digits, _ or - (up to 64) */
+            id: string;
+            /**
+             * @description agent: a run of `agent`; input: a pause for a human answer; transform: `template` filled in
+             * @enum {string}
+             */
+            kind: "agent" | "input" | "transform";
+            /** @description agent steps: the agent run (a child run of the workflow run) */
+            agent?: string;
+            /** @description The step whose output this step is given ($input: the run’s input); default: the outputs that fired it */
+            inputFrom?: string;
+            /** @description agent steps: written before the input; input steps: the question asked */
+            prompt?: string;
+            /** @description transform steps: text with {{input}}, {{parameters.<name>}} and {{<stepId>}} filled in */
+            template?: string;
+        };
+        WorkflowEdge: {
+            from: string;
+            to: string;
+            /** @description Fires only when the source’s output (as text) contains or equals the value (`not` inverts); absent: always */
+            when?: {
+                contains?: string;
+                equals?: string;
+                not?: boolean;
+            };
+        };
+        WorkflowRequest: {
+            steps: components["schemas"]["WorkflowStep"][];
+            edges: components["schemas"]["WorkflowEdge"][];
+            description?: string;
+        };
+        WorkflowGraph: {
+            name: string;
+            version: number;
+            nodes: {
+                id: string;
+                /** @enum {string} */
+                kind: "agent" | "input" | "transform";
+                agent?: string;
+            }[];
+            edges: components["schemas"]["WorkflowEdge"][];
+            /** @description The steps the first super step runs (no edge into them) */
+            entries: string[];
+        };
+        WorkflowRunRequest: {
+            /** @description What the entry steps are given: text or any JSON value (up to 256 KiB) */
+            input: unknown;
+            /** @description Read by transform templates as {{parameters.<name>}} */
+            parameters?: {
+                [key: string]: string;
+            };
+        };
+        WorkflowRun: {
+            /**
+             * Format: uuid
+             * @description Also the id of its run (kind Workflow) in /api/runs: its tree holds the agent steps’ runs, its events the steps
+             */
+            id: string;
+            workflow: string;
+            version: number;
+            /**
+             * @description AwaitingApproval: paused for a human answer
+             * @enum {string}
+             */
+            status: "Queued" | "Running" | "AwaitingApproval" | "Completed" | "Failed" | "Canceled";
+            input: unknown;
+            parameters: {
+                [key: string]: string;
+            };
+            superStep: number;
+            /** @description Each step’s latest output, by step id */
+            outputs: {
+                [key: string]: unknown;
+            };
+            /** @description Once completed: the last super step’s output (by step id when it ran several) */
+            output: unknown;
+            errorType: string | null;
+            errorMessage: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            completedAt: string | null;
+        };
+        WorkflowCheckpoint: {
+            /** Format: uuid */
+            id: string;
+            superStep: number;
+            /** Format: date-time */
+            createdAt: string;
+            state: {
+                superStep: number;
+                active: string[];
+                outputs: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        WorkflowInputRequest: {
+            /** Format: uuid */
+            id: string;
+            stepId: string;
+            superStep: number;
+            prompt: string;
+            /** @enum {string} */
+            status: "Pending" | "Answered";
+            answer: unknown;
+            answeredBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            answeredAt: string | null;
+        };
+        WorkflowAnswer: {
+            /** @description Text or any JSON value (up to 64 KiB) */
+            answer: unknown;
         };
         ToolServer: {
             name: string;
@@ -4948,7 +5245,7 @@ export interface operations {
             query?: {
                 agentName?: string;
                 status?: "Queued" | "Running" | "Completed" | "Failed" | "Canceled" | "AwaitingApproval";
-                kind?: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility";
+                kind?: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow";
                 sessionId?: string;
                 errorType?: string;
                 userId?: string;
@@ -10094,6 +10391,1021 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window ends */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Workflows */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"][];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: {
+                version?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow or version */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored as the next version */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description An invalid name or graph, or an unknown agent */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the WorkflowsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Admin role or the WorkflowsAdmin scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWorkflowGraph: {
+        parameters: {
+            query?: {
+                version?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The graph */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowGraph"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow or version */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued; follow it at Location */
+            202: {
+                headers: {
+                    /** @description The workflow run, {prefix}/api/workflow-runs/{workflowRunId} */
+                    Location?: string;
+                    /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        workflowRunId: string;
+                    };
+                };
+            };
+            /** @description No input, or an input too large */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A quota rule is used up */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWorkflowRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow run */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRun"];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow run */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWorkflowCheckpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Checkpoints */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowCheckpoint"][];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow run */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWorkflowRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Requests */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowInputRequest"][];
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Reader role or the WorkflowsRead scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow run */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerWorkflowRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowAnswer"];
+            };
+        };
+        responses: {
+            /** @description Answered */
+            200: {
+                headers: {
+                    /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowInputRequest"];
+                };
+            };
+            /** @description No answer, or one too large */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such workflow run or request */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Answered already */
+            409: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -91,6 +91,18 @@ export const operationTable = {
     delete: { operationId: 'deleteSchedule', method: 'delete', path: '/api/schedules/{name}', pathParams: ['name'], body: 'none', response: 'none' },
     trigger: { operationId: 'triggerSchedule', method: 'post', path: '/api/schedules/{name}/trigger', pathParams: ['name'], body: 'none', response: 'json' },
   },
+  workflows: {
+    list: { operationId: 'listWorkflows', method: 'get', path: '/api/workflows', pathParams: [], body: 'none', response: 'json' },
+    get: { operationId: 'getWorkflow', method: 'get', path: '/api/workflows/{name}', pathParams: ['name'], body: 'none', response: 'json' },
+    put: { operationId: 'putWorkflow', method: 'put', path: '/api/workflows/{name}', pathParams: ['name'], body: 'json', response: 'json' },
+    delete: { operationId: 'deleteWorkflow', method: 'delete', path: '/api/workflows/{name}', pathParams: ['name'], body: 'none', response: 'none' },
+    getGraph: { operationId: 'getWorkflowGraph', method: 'get', path: '/api/workflows/{name}/graph', pathParams: ['name'], body: 'none', response: 'json' },
+    run: { operationId: 'runWorkflow', method: 'post', path: '/api/workflows/{name}/run', pathParams: ['name'], body: 'json', response: 'json' },
+    getRun: { operationId: 'getWorkflowRun', method: 'get', path: '/api/workflow-runs/{id}', pathParams: ['id'], body: 'none', response: 'json' },
+    listCheckpoints: { operationId: 'listWorkflowCheckpoints', method: 'get', path: '/api/workflow-runs/{id}/checkpoints', pathParams: ['id'], body: 'none', response: 'json' },
+    listRequests: { operationId: 'listWorkflowRequests', method: 'get', path: '/api/workflow-runs/{id}/requests', pathParams: ['id'], body: 'none', response: 'json' },
+    answerRequest: { operationId: 'answerWorkflowRequest', method: 'post', path: '/api/workflow-runs/{id}/requests/{requestId}', pathParams: ['id', 'requestId'], body: 'json', response: 'json' },
+  },
   toolServers: {
     list: { operationId: 'listToolServers', method: 'get', path: '/api/tool-servers', pathParams: [], body: 'none', response: 'json' },
     get: { operationId: 'getToolServer', method: 'get', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'json' },
@@ -322,6 +334,28 @@ export interface GeneratedGroups {
     delete(name: PathParam<'deleteSchedule', 'name'>, options?: CallOptions): Promise<void>;
     /** `POST /api/schedules/{name}/trigger`: Run a schedule now */
     trigger(name: PathParam<'triggerSchedule', 'name'>, options?: CallOptions): Promise<JsonResult<'triggerSchedule'>>;
+  };
+  workflows: {
+    /** `GET /api/workflows`: List workflows */
+    list(options?: CallOptions): Promise<JsonResult<'listWorkflows'>>;
+    /** `GET /api/workflows/{name}`: Get a workflow */
+    get(name: PathParam<'getWorkflow', 'name'>, options?: CallOptions<QueryParams<'getWorkflow'>>): Promise<JsonResult<'getWorkflow'>>;
+    /** `PUT /api/workflows/{name}`: Create a workflow or store its next version */
+    put(name: PathParam<'putWorkflow', 'name'>, body: JsonBody<'putWorkflow'>, options?: CallOptions): Promise<JsonResult<'putWorkflow'>>;
+    /** `DELETE /api/workflows/{name}`: Delete a workflow */
+    delete(name: PathParam<'deleteWorkflow', 'name'>, options?: CallOptions): Promise<void>;
+    /** `GET /api/workflows/{name}/graph`: Get a workflow’s graph */
+    getGraph(name: PathParam<'getWorkflowGraph', 'name'>, options?: CallOptions<QueryParams<'getWorkflowGraph'>>): Promise<JsonResult<'getWorkflowGraph'>>;
+    /** `POST /api/workflows/{name}/run`: Run a workflow */
+    run(name: PathParam<'runWorkflow', 'name'>, body: JsonBody<'runWorkflow'>, options?: IdempotentCallOptions): Promise<JsonResult<'runWorkflow'>>;
+    /** `GET /api/workflow-runs/{id}`: Get a workflow run */
+    getRun(id: PathParam<'getWorkflowRun', 'id'>, options?: CallOptions): Promise<JsonResult<'getWorkflowRun'>>;
+    /** `GET /api/workflow-runs/{id}/checkpoints`: List a workflow run’s checkpoints */
+    listCheckpoints(id: PathParam<'listWorkflowCheckpoints', 'id'>, options?: CallOptions): Promise<JsonResult<'listWorkflowCheckpoints'>>;
+    /** `GET /api/workflow-runs/{id}/requests`: List a workflow run’s human-input requests */
+    listRequests(id: PathParam<'listWorkflowRequests', 'id'>, options?: CallOptions): Promise<JsonResult<'listWorkflowRequests'>>;
+    /** `POST /api/workflow-runs/{id}/requests/{requestId}`: Answer a human-input request */
+    answerRequest(id: PathParam<'answerWorkflowRequest', 'id'>, requestId: PathParam<'answerWorkflowRequest', 'requestId'>, body: JsonBody<'answerWorkflowRequest'>, options?: IdempotentCallOptions): Promise<JsonResult<'answerWorkflowRequest'>>;
   };
   toolServers: {
     /** `GET /api/tool-servers`: List tool servers */
