@@ -36,6 +36,7 @@ const SPLIT_IN_CI = [
   'test-e2e/run-events-kafka.e2e.test.ts',
   'test-e2e/tracing.e2e.test.ts',
   'test-e2e/evaluations.e2e.test.ts',
+  'test-e2e/workflows.e2e.test.ts',
 ];
 
 /** HTTP suites that run in one shape only, and why; every other one runs on all-in-one and again on the split shape. */
@@ -53,6 +54,7 @@ const ONE_SHAPE_ONLY: Record<string, string> = {
   'test-e2e/runs-multi-instance.e2e.test.ts': 'is about several instances on one database already (two all-in-ones on PostgreSQL)',
   'test-e2e/schedules-multi-instance.e2e.test.ts': 'is about several instances on one database already (three all-in-ones on PostgreSQL)',
   'test-e2e/runs-crash-recovery.e2e.test.ts': 'kills an all-in-one process and starts another on its data',
+  'test-e2e/workflows-crash-recovery.e2e.test.ts': 'kills all-in-one processes and starts others on their data',
 };
 
 export default defineConfig({

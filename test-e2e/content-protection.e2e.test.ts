@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /**
  * API.md "Content protection" on PostgreSQL: with ContentProtection:Enabled, a canary sent in a run,
  * a session, a score comment, an approval's arguments, an attachment's name and an idempotent
- * response is nowhere in a pg_dump of Hangar's schemas, while the API shows it as it was sent.
+ * response, a workflow run’s input, outputs, question and answer is nowhere in a pg_dump of Hangar's schemas, while the API shows it as it was sent.
  */
 
 const CANARY = `canary${randomBytes(6).toString('hex')}`;
@@ -32,6 +32,7 @@ const acme = { 'x-hangar-tenant': 'acme' };
 beforeAll(async () => {
   mock = await startMockOpenAI();
   mock.script('echo', [{ text: `you said ${CANARY}` }]);
+  mock.script('drafts', () => ({ text: `drafted ${CANARY}` }));
   mock.script('asks', (request) =>
     request.messages.some((message) => message.role === 'tool')
       ? { text: 'ok' }
@@ -51,6 +52,7 @@ beforeAll(async () => {
   for (const [name, model, tools] of [
     ['echo', 'echo', []],
     ['asks', 'asks', ['clock']],
+    ['drafter', 'drafts', []],
   ] as const) {
     const created = await hangar.request('POST', '/api/agents', {
       body: { name, model: { provider: 'mock', model }, tools },
@@ -103,6 +105,37 @@ describe('content protection', () => {
       headers: { ...acme, 'idempotency-key': 'protected-run' },
     });
     expect([replayed.headers.get('idempotent-replayed'), replayed.body.output.text]).toEqual(['true', run.body.output.text]);
+
+    // A workflow run: its input, its steps' outputs and checkpoints, a question and its answer.
+    const workflow = await hangar.request('PUT', '/api/workflows/protected-flow', {
+      body: {
+        steps: [
+          { id: 'draft', kind: 'agent', agent: 'drafter' },
+          { id: 'review', kind: 'input', prompt: 'Publish?' },
+        ],
+        edges: [{ from: 'draft', to: 'review' }],
+      },
+      headers: acme,
+    });
+    expect(workflow.status, workflow.text).toBe(201);
+    const { workflowRunId } = (
+      await hangar.request('POST', '/api/workflows/protected-flow/run', { body: { input: `plan ${CANARY}` }, headers: acme })
+    ).body;
+    const [question] = await eventually(async () => {
+      const listed = (await hangar.request('GET', `/api/workflow-runs/${workflowRunId}/requests`, { headers: acme })).body;
+      return listed.length ? listed : undefined;
+    }, 'the workflow question');
+    expect(question.prompt).toContain(CANARY);
+    await hangar.request('POST', `/api/workflow-runs/${workflowRunId}/requests/${question.id}`, {
+      body: { answer: `yes ${CANARY}` },
+      headers: acme,
+    });
+    const completed = await eventually(async () => {
+      const found = (await hangar.request('GET', `/api/workflow-runs/${workflowRunId}`, { headers: acme })).body;
+      return found.status === 'Completed' ? found : undefined;
+    }, 'the workflow run');
+    expect([completed.input, completed.output, completed.outputs.draft]).toEqual([`plan ${CANARY}`, `yes ${CANARY}`, `drafted ${CANARY}`]);
+    expect((await hangar.request('GET', `/api/workflow-runs/${workflowRunId}/checkpoints`, { headers: acme })).text).toContain(CANARY);
 
     const decided = await hangar.request('POST', `/api/runs/${asked.body.runId}/approvals/${approvals[0].id}`, {
       body: { approved: false },

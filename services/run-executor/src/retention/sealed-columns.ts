@@ -37,4 +37,11 @@ export const RUN_SEALED_COLUMNS: SealedColumn[] = [
   },
   { table: 'run_scores', key: ['id'], column: 'comment', protects: 'RunScoreComments', json: false, tenant: tenantOfRun },
   { table: 'run_approvals', key: ['id'], column: 'args', protects: 'ApprovalArguments', json: true, tenant: tenantOfRun },
+  // A workflow run's input is a run input; where it stands, its output and its answers are run event data.
+  { table: 'workflow_runs', key: ['run_id'], column: 'input', protects: 'RunInputs', json: true, tenant: () => sql`t.tenant_id` },
+  { table: 'workflow_runs', key: ['run_id'], column: 'state', protects: 'RunEventData', json: true, tenant: () => sql`t.tenant_id` },
+  { table: 'workflow_runs', key: ['run_id'], column: 'output', protects: 'RunEventData', json: true, tenant: () => sql`t.tenant_id` },
+  { table: 'workflow_checkpoints', key: ['id'], column: 'state', protects: 'RunEventData', json: true, tenant: tenantOfRun },
+  { table: 'workflow_requests', key: ['id'], column: 'answer', protects: 'RunEventData', json: true, tenant: tenantOfRun },
+  { table: 'workflow_requests', key: ['id'], column: 'prompt', protects: 'RunEventData', json: false, tenant: tenantOfRun },
 ];

@@ -269,7 +269,15 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
     async ask(run: WorkflowRunRow, superStep: number, stepId: string, prompt: string): Promise<WorkflowRequest> {
       await db
         .insertInto('workflow_requests')
-        .values({ id: randomUUID(), run_id: run.id, super_step: superStep, step_id: stepId, prompt, status: 'Pending', answer: null })
+        .values({
+          id: randomUUID(),
+          run_id: run.id,
+          super_step: superStep,
+          step_id: stepId,
+          prompt: cipher.seal(run.tenantId, 'RunEventData', prompt),
+          status: 'Pending',
+          answer: null,
+        })
         .onConflict((conflict) => conflict.columns(['run_id', 'super_step', 'step_id']).doNothing())
         .execute();
       const row = await db
@@ -292,7 +300,7 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
         id: row.id,
         stepId: row.step_id,
         superStep: row.super_step,
-        prompt: row.prompt,
+        prompt: cipher.open(tenantId, 'RunEventData', row.prompt),
         status: row.status,
         answer: row.answer === null ? null : open(tenantId, row.answer),
         answeredBy: row.answered_by,
