@@ -1,5 +1,13 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { eventually, parseSseFrames, startHangar, TEST_TOKEN, type HangarUnderTest } from '@hangar/testing';
+import {
+  eventually,
+  parseSseFrames,
+  startHangar,
+  startMockOpenAI,
+  TEST_TOKEN,
+  type HangarUnderTest,
+  type MockOpenAI,
+} from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -8,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const acme = { 'x-hangar-tenant': 'acme' };
 const globex = { 'x-hangar-tenant': 'globex' };
 let hangar: HangarUnderTest;
+let mock: MockOpenAI;
 
 /** draft → fan-out to review (a human) and summary (an agent); the run's output is both. */
 const REVIEWED = {
@@ -26,20 +35,33 @@ const REVIEWED = {
 const put = (name: string, body: unknown, headers = acme) => hangar.request('PUT', `/api/workflows/${name}`, { body, headers });
 const start = (name: string, body: unknown, headers = acme) => hangar.request('POST', `/api/workflows/${name}/run`, { body, headers });
 const runOf = async (id: string, headers = acme) => (await hangar.request('GET', `/api/workflow-runs/${id}`, { headers })).body;
-const untilStatus = (id: string, status: string) =>
-  eventually(async () => {
-    const run = await runOf(id);
-    return run.status === status ? run : undefined;
-  }, `workflow run ${id} to be ${status}`);
+const untilStatus = (id: string, status: string, timeoutMs?: number) =>
+  eventually(
+    async () => {
+      const run = await runOf(id);
+      return run.status === status ? run : undefined;
+    },
+    `workflow run ${id} to be ${status}`,
+    timeoutMs,
+  );
 const eventTypes = async (id: string) => {
   const response = await fetch(`${hangar.url}/api/runs/${id}/events`, { headers: { authorization: `Bearer ${TEST_TOKEN}`, ...acme } });
   return parseSseFrames(await response.text()).map((frame) => frame.data.type as string);
 };
 
 beforeAll(async () => {
+  mock = await startMockOpenAI();
+  mock.script('slow', () => ({ delayMs: 1500, then: { text: 'slowly summarised' } }));
+  mock.script('very-slow', () => ({ delayMs: 20_000, then: { text: 'never needed' } }));
+  mock.script('broken', () => ({ status: 500, body: 'upstream broke' }));
   hangar = await startHangar({
     modules: allInOneModules(),
-    overrides: { Tenancy: { Enabled: true, AllowHeaderResolution: true }, Workflows: { MaxSuperSteps: 5 } },
+    overrides: {
+      Tenancy: { Enabled: true, AllowHeaderResolution: true },
+      Workflows: { MaxSuperSteps: 5 },
+      // No retries: the broken model fails its step at once.
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, MaxRetries: 0 } },
+    },
   });
   for (const headers of [acme, globex]) {
     const created = await hangar.request('POST', '/api/agents', {
@@ -48,10 +70,20 @@ beforeAll(async () => {
     });
     expect(created.status, created.text).toBe(201);
   }
+  for (const [name, model] of [
+    ['slowpoke', 'slow'],
+    ['sloth', 'very-slow'],
+    ['breaker', 'broken'],
+    ['doomed', 'slow'],
+  ]) {
+    const created = await hangar.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } }, headers: acme });
+    expect(created.status, created.text).toBe(201);
+  }
 }, 60_000);
 
 afterAll(async () => {
   await hangar?.stop();
+  await mock?.close();
 });
 
 describe('workflow definitions', () => {
@@ -263,9 +295,85 @@ describe('workflow runs', () => {
     expect(await untilStatus(branched, 'Completed')).toMatchObject({ output: 'done', superStep: 3, outputs: { start: 'stop {"n":1}' } });
   });
 
+  it('goes on when the answer comes while another step of the super step still runs', async () => {
+    const flow = { ...REVIEWED, steps: [REVIEWED.steps[0], REVIEWED.steps[1], { id: 'summary', kind: 'agent', agent: 'slowpoke' }] };
+    expect((await put('answered-early', flow)).status).toBe(201);
+    const { workflowRunId } = (await start('answered-early', { input: 'quick' })).body;
+    const request = await eventually(async () => {
+      const [pending] = (await hangar.request('GET', `/api/workflow-runs/${workflowRunId}/requests`, { headers: acme })).body;
+      return pending;
+    }, 'the question');
+    // The summary's model answers only after 1.5 s: the question is answered while it runs.
+    expect((await runOf(workflowRunId)).status).toBe('Running');
+    const answered = await hangar.request('POST', `/api/workflow-runs/${workflowRunId}/requests/${request.id}`, {
+      body: { answer: 'yes' },
+      headers: acme,
+    });
+    expect(answered.status, answered.text).toBe(200);
+    const completed = await untilStatus(workflowRunId, 'Completed');
+    expect(completed.output).toEqual({ review: 'yes', summary: 'slowly summarised' });
+  });
+
+  it('fails on a step that fails, ending the steps beside it; names a step whose agent is gone', async () => {
+    const fanOut = {
+      steps: [
+        { id: 'start', kind: 'transform', template: '{{input}}' },
+        { id: 'bad', kind: 'agent', agent: 'breaker' },
+        { id: 'long', kind: 'agent', agent: 'sloth' },
+      ],
+      edges: [
+        { from: 'start', to: 'bad' },
+        { from: 'start', to: 'long' },
+      ],
+    };
+    expect((await put('half-broken', fanOut)).status).toBe(201);
+    const { workflowRunId } = (await start('half-broken', { input: 'go' })).body;
+    const failed = await untilStatus(workflowRunId, 'Failed', 10_000);
+    expect(failed.errorType).toBe('workflow_step_failed');
+    expect(failed.errorMessage).toContain('step "bad" (agent breaker)');
+    const tree = (await hangar.request('GET', `/api/runs/${workflowRunId}/tree`, { headers: acme })).body;
+    const steps = ((tree.runs ?? tree) as Array<{ agentName: string; status: string; parentRunId: string | null }>)
+      .filter((run) => run.parentRunId === workflowRunId)
+      .map((run) => [run.agentName, run.status])
+      .sort();
+    expect(steps).toEqual([
+      ['breaker', 'Failed'],
+      ['sloth', 'Canceled'],
+    ]);
+
+    expect((await put('orphaned', { steps: [{ id: 'only', kind: 'agent', agent: 'doomed' }], edges: [] })).status).toBe(201);
+    expect((await hangar.request('DELETE', '/api/agents/doomed', { headers: acme })).status).toBe(204);
+    const orphaned = (await start('orphaned', { input: 'go' })).body.workflowRunId;
+    expect(await untilStatus(orphaned, 'Failed')).toMatchObject({
+      errorType: 'workflow_step_failed',
+      errorMessage: expect.stringContaining('step "only" (agent doomed) could not run'),
+    });
+  });
+
+  it('takes step ids that are names of object properties; fails a transform that would grow too large', async () => {
+    const odd = {
+      steps: [
+        { id: 'constructor', kind: 'transform', template: 'built {{input}}' },
+        { id: 'toString', kind: 'transform', template: '{{constructor}}!' },
+      ],
+      edges: [{ from: 'constructor', to: 'toString', when: { contains: 'built' } }],
+    };
+    expect((await put('odd-names', odd)).status).toBe(201);
+    const oddRun = (await start('odd-names', { input: 'it' })).body.workflowRunId;
+    expect(await untilStatus(oddRun, 'Completed')).toMatchObject({ output: 'built it!', superStep: 2 });
+
+    const growing = { steps: [{ id: 'grow', kind: 'transform', template: '{{input}}'.repeat(1500) }], edges: [] };
+    expect((await put('growing', growing)).status).toBe(201);
+    const grown = (await start('growing', { input: 'x'.repeat(10_000) })).body.workflowRunId;
+    expect(await untilStatus(grown, 'Failed')).toMatchObject({ errorType: 'workflow_output_too_large' });
+  });
+
   it('refuses a run without input, of an unknown workflow, and answers to unknown requests', async () => {
     expectProblem(await start('review-flow', {}), 400, 'validation_failed');
     expectProblem(await start('review-flow', { input: 'x', extra: 1 }), 400, 'validation_failed');
+    const deep = (levels: number) => Array.from({ length: levels }).reduce<unknown>((inner) => ({ inner }), 'x');
+    expectProblem(await start('review-flow', { input: deep(25) }), 400, 'validation_failed');
+    expectProblem(await start('review-flow', { input: 'x', parameters: { long: 'x'.repeat(5000) } }), 400, 'validation_failed');
     expectProblem(await start('nobody', { input: 'x' }), 404, 'not_found');
     expectProblem(await hangar.request('GET', '/api/workflow-runs/not-a-uuid', { headers: acme }), 404, 'not_found');
     const { workflowRunId } = (await start('review-flow', { input: 'x' })).body;
@@ -281,6 +389,14 @@ describe('workflow runs', () => {
     const [request] = (await hangar.request('GET', `/api/workflow-runs/${workflowRunId}/requests`, { headers: acme })).body;
     expectProblem(
       await hangar.request('POST', `/api/workflow-runs/${workflowRunId}/requests/${request.id}`, { body: {}, headers: acme }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await hangar.request('POST', `/api/workflow-runs/${workflowRunId}/requests/${request.id}`, {
+        body: { answer: deep(40) },
+        headers: acme,
+      }),
       400,
       'validation_failed',
     );

@@ -43,3 +43,4 @@ export * as evaluationPb from './generated/hangar/v1/evaluation.js';
 export { EvaluationServiceDefinition } from './generated/hangar/v1/evaluation.js';
 export * as toolServerPb from './generated/hangar/v1/tool_servers.js';
 export { ToolServerServiceDefinition } from './generated/hangar/v1/tool_servers.js';
+export * from './json-depth.js';

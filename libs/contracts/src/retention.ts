@@ -39,6 +39,7 @@ export const RETENTION_OWNERS: Partial<
   Sessions: 'Session',
   DocumentEmbeddings: 'Knowledge',
   EvalCaseResults: 'Evaluation',
+  WorkflowCheckpoints: 'RunExecutor',
 };
 
 const DAY_MS = 86_400_000;

@@ -138,7 +138,14 @@ export interface RunDatabase {
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
-  workflow_checkpoints: { id: string; run_id: string; super_step: number; state: unknown; created_at: Generated<Date> };
+  workflow_checkpoints: {
+    id: string;
+    run_id: string;
+    super_step: number;
+    state: unknown;
+    created_at: Generated<Date>;
+    run_ended_at: Date | null;
+  };
   workflow_requests: {
     id: string;
     run_id: string;

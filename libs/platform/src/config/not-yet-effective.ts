@@ -39,8 +39,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Retention:ToolInvocations:Archive',
     'Retention:Spans:MaxAge',
     'Retention:Spans:Archive',
-    'Retention:WorkflowCheckpoints:MaxAge',
-    'Retention:WorkflowCheckpoints:Archive',
     'Retention:Conversations:MaxAge',
     'Retention:Conversations:Archive',
     'Retention:VoiceSessions:MaxAge',

@@ -1,4 +1,4 @@
-import type { workflowPb } from '@hangar/contracts';
+import { jsonDepth, MAX_VALUE_DEPTH, type workflowPb } from '@hangar/contracts';
 import { z } from 'zod';
 import { locationHeader, problemResponse } from '../api.schemas.js';
 import { defineRoute } from '../http/route.js';
@@ -106,6 +106,15 @@ const RequestSchema = z
     answeredAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'WorkflowInputRequest' });
+
+/** Free-form JSON handed on to the run executor: no deeper than a gRPC Value can carry. */
+const FreeJson = (description: string) =>
+  z
+    .unknown()
+    .refine((value) => jsonDepth(value, MAX_VALUE_DEPTH) <= MAX_VALUE_DEPTH, {
+      message: `must not nest deeper than ${MAX_VALUE_DEPTH} levels`,
+    })
+    .describe(description);
 
 const NameParams = z.object({ name: z.string() });
 const RunParams = z.object({ id: z.string() });
@@ -244,8 +253,11 @@ export const workflowRoutes = [
     params: NameParams,
     body: z
       .strictObject({
-        input: z.unknown().describe('What the entry steps are given: text or any JSON value (up to 256 KiB)'),
-        parameters: z.record(z.string(), z.string()).optional().describe('Read by transform templates as {{parameters.<name>}}'),
+        input: FreeJson('What the entry steps are given: text or any JSON value (up to 256 KiB, 20 levels deep)'),
+        parameters: z
+          .record(z.string().max(64), z.string().max(4096))
+          .optional()
+          .describe('Read by transform templates as {{parameters.<name>}} (up to 50)'),
       })
       .meta({ id: 'WorkflowRunRequest' }),
     responses: {
@@ -333,7 +345,7 @@ export const workflowRoutes = [
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: z.object({ id: z.string(), requestId: z.string() }),
-    body: z.strictObject({ answer: z.unknown().describe('Text or any JSON value (up to 64 KiB)') }).meta({ id: 'WorkflowAnswer' }),
+    body: z.strictObject({ answer: FreeJson('Text or any JSON value (up to 64 KiB, 20 levels deep)') }).meta({ id: 'WorkflowAnswer' }),
     responses: {
       200: { description: 'Answered', schema: RequestSchema },
       400: problemResponse('No answer, or one too large'),

@@ -76,6 +76,7 @@ export function startRetention(
     RunScores: { maxAgeMs: Retention.RunScores.MaxAge, archive: Retention.RunScores.Archive },
     DocumentEmbeddings: { maxAgeMs: Retention.DocumentEmbeddings.MaxAge, archive: Retention.DocumentEmbeddings.Archive },
     EvalCaseResults: { maxAgeMs: Retention.EvalCaseResults.MaxAge, archive: Retention.EvalCaseResults.Archive },
+    WorkflowCheckpoints: { maxAgeMs: Retention.WorkflowCheckpoints.MaxAge, archive: Retention.WorkflowCheckpoints.Archive },
   };
   const service = createRetentionService({
     repository,

@@ -284,9 +284,11 @@ export const runMigrations: Record<string, Migration> = {
         .addColumn('super_step', 'integer', (column) => column.notNull())
         .addColumn('state', 'jsonb', (column) => column.notNull())
         .addColumn('created_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        // When its run ended: retention (WorkflowCheckpoints) counts from there, never while the run goes on.
+        .addColumn('run_ended_at', 'timestamptz')
         .addUniqueConstraint('workflow_checkpoints_step', ['run_id', 'super_step'])
         .execute();
-      await db.schema.createIndex('workflow_checkpoints_created_at').on('workflow_checkpoints').column('created_at').execute();
+      await db.schema.createIndex('workflow_checkpoints_run_ended_at').on('workflow_checkpoints').column('run_ended_at').execute();
       // Human-input requests: one per input step and super step, Pending → Answered.
       await db.schema
         .createTable('workflow_requests')

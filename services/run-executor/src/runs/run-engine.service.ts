@@ -203,12 +203,10 @@ export function createRunEngine(deps: RunEngineDeps) {
   // Workflows drive runs through the execution's step seam: each agent step a child run of the workflow's run.
   const workflows = createWorkflowService({
     repository: repositories.workflows,
-    runs: repositories.runs,
     agents: deps.agents,
     admit,
     audit: deps.audit,
     pubsub,
-    writer,
     logger,
     enabled: config.Workflows.Enabled,
   });
@@ -224,6 +222,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       keepCheckpoints: config.Workflows.KeepCheckpointsAfterCompletion,
       maxSuperSteps: config.Workflows.MaxSuperSteps,
       runTimeoutMs: config.Workflows.RunTimeout,
+      leaseMs: config.Scheduling.LeaseDuration,
     },
   });
   const tails = createEventTails({
@@ -328,8 +327,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       const run = await requireRun(caller, runId);
       if (TERMINAL_STATUSES.has(run.status)) throw conflict(`run ${runId} is not executing (status ${run.status})`);
       if (cancellation.stopLocally(runId)) return run;
-      // A workflow run waiting for human answers executes nowhere: it ends here.
-      if (run.kind === 'Workflow' && (await workflows.cancelWaiting(caller.tenantId, runId))) return run;
+      // A workflow run nobody executes (queued, waiting for answers, between holders) ends here.
+      if (run.kind === 'Workflow' && (await workflowRunner.cancelIdle(caller.tenantId, runId))) return run;
       if (run.status === 'Queued') {
         const terminal = terminalEvent({ status: 'Canceled', usage: ZERO_USAGE, cost: null, errorType: null, errorMessage: null });
         const canceled = await repositories.jobs.cancelQueued(runId, writer.enabled ? terminal : undefined);

@@ -15,6 +15,15 @@ import {
 /** The run's input, as `inputFrom` names it. */
 export const RUN_INPUT = '$input';
 
+/** The longest output a transform step may give (a template may name a large output many times). */
+export const MAX_STEP_OUTPUT_CHARS = 256 * 1024;
+
+/** A template whose text would outgrow MAX_STEP_OUTPUT_CHARS. */
+export class OutputTooLarge extends Error {}
+
+/** A step's output by id: own properties only (a step may be called `constructor`). */
+const outputOf = (outputs: Record<string, unknown>, id: string): unknown => (Object.hasOwn(outputs, id) ? outputs[id] : undefined);
+
 /** Parses and checks a definition: its shape, then its graph. Throws a 400 naming every problem. */
 export function checkedDefinition(raw: unknown): WorkflowDefinition {
   const parsed = WorkflowDefinitionSchema.safeParse(raw);
@@ -141,12 +150,14 @@ export const initialState = (definition: WorkflowDefinition): WorkflowState => (
 
 /** After a super step: the steps its fired edges activate (in definition order), each with what fired it. */
 export function nextSuperStep(definition: WorkflowDefinition, state: WorkflowState): WorkflowState {
-  const triggers: Record<string, string[]> = {};
+  const fired = new Map<string, string[]>();
   for (const edge of definition.edges) {
-    if (!state.active.includes(edge.from) || !conditionHolds(edge.when, state.outputs[edge.from])) continue;
-    (triggers[edge.to] ??= []).includes(edge.from) || triggers[edge.to].push(edge.from);
+    if (!state.active.includes(edge.from) || !conditionHolds(edge.when, outputOf(state.outputs, edge.from))) continue;
+    const sources = fired.get(edge.to) ?? [];
+    if (!sources.includes(edge.from)) fired.set(edge.to, [...sources, edge.from]);
   }
-  const active = definition.steps.map((step) => step.id).filter((id) => id in triggers);
+  const active = definition.steps.map((step) => step.id).filter((id) => fired.has(id));
+  const triggers = Object.fromEntries(active.map((id) => [id, fired.get(id)!]));
   return { superStep: state.superStep + 1, active, done: [], outputs: state.outputs, triggers };
 }
 
@@ -154,27 +165,36 @@ export function nextSuperStep(definition: WorkflowDefinition, state: WorkflowSta
 export function stepInput(step: WorkflowStep, state: WorkflowState, runInput: unknown): unknown {
   const from = 'inputFrom' in step ? step.inputFrom : undefined;
   if (from === RUN_INPUT) return runInput;
-  if (from !== undefined) return state.outputs[from] ?? null;
-  const fired = state.triggers[step.id] ?? [];
+  if (from !== undefined) return outputOf(state.outputs, from) ?? null;
+  const fired = (Object.hasOwn(state.triggers, step.id) && state.triggers[step.id]) || [];
   if (!fired.length) return runInput;
-  if (fired.length === 1) return state.outputs[fired[0]] ?? null;
-  return Object.fromEntries(fired.map((id) => [id, state.outputs[id] ?? null]));
+  if (fired.length === 1) return outputOf(state.outputs, fired[0]) ?? null;
+  return Object.fromEntries(fired.map((id) => [id, outputOf(state.outputs, id) ?? null]));
 }
 
-/** A transform's template filled in: `{{input}}`, `{{parameters.<name>}}`, `{{<stepId>}}`; an unknown name is left empty. */
+/**
+ * A transform's template filled in: `{{input}}`, `{{parameters.<name>}}`, `{{<stepId>}}`; an unknown
+ * name is left empty. Throws OutputTooLarge as soon as the text would pass MAX_STEP_OUTPUT_CHARS.
+ */
 export function renderTemplate(template: string, state: WorkflowState, runInput: unknown, parameters: Record<string, string>): string {
-  return template.replace(/\{\{\s*([A-Za-z$][\w.-]*)\s*\}\}/g, (_match, name: string) => {
-    if (name === 'input' || name === RUN_INPUT) return asText(runInput);
-    if (name.startsWith('parameters.')) return parameters[name.slice('parameters.'.length)] ?? '';
-    return name in state.outputs ? asText(state.outputs[name]) : '';
+  let length = template.length;
+  return template.replace(/\{\{\s*([A-Za-z$][\w.-]*)\s*\}\}/g, (match, name: string) => {
+    const parameter = name.startsWith('parameters.') ? name.slice('parameters.'.length) : undefined;
+    let value = '';
+    if (name === 'input' || name === RUN_INPUT) value = asText(runInput);
+    else if (parameter !== undefined) value = Object.hasOwn(parameters, parameter) ? parameters[parameter] : '';
+    else if (Object.hasOwn(state.outputs, name)) value = asText(state.outputs[name]);
+    length += value.length - match.length;
+    if (length > MAX_STEP_OUTPUT_CHARS) throw new OutputTooLarge(`a transform's output would pass ${MAX_STEP_OUTPUT_CHARS} characters`);
+    return value;
   });
 }
 
 /** A finished run's output: its last super step's output, or its steps' outputs by id when it ran several. */
 export const runOutput = (state: WorkflowState): unknown =>
   state.active.length === 1
-    ? (state.outputs[state.active[0]] ?? null)
-    : Object.fromEntries(state.active.map((id) => [id, state.outputs[id] ?? null]));
+    ? (outputOf(state.outputs, state.active[0]) ?? null)
+    : Object.fromEntries(state.active.map((id) => [id, outputOf(state.outputs, id) ?? null]));
 
 /** The graph as `GET /api/workflows/{name}/graph` shows it. */
 export const graphView = (name: string, version: number, definition: WorkflowDefinition) => ({

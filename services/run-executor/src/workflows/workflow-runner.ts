@@ -1,14 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { classifyError, HangarError, type Logger } from '@hangar/platform';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
-import { announceStored, createEventWriter, type Emit, type EventWriterDeps } from '../events/event-writer.js';
+import { announceStored, createEventWriter, type EventWriterDeps } from '../events/event-writer.js';
 import { retryWhileUnavailable } from '../recording.js';
-import { terminalEvent } from '../runs/run-execution.js';
-import type { RunRepository } from '../runs/run.repository.js';
-import type { RunExecution } from '../runs/run-execution.js';
-import { ZERO_USAGE, type RunOutcome, type RunRow } from '../runs/run.model.js';
 import type { TreeBudget } from '../runs/model-turns.js';
-import { asText, nextSuperStep, renderTemplate, runOutput, stepInput } from './workflow-graph.js';
-import type { WorkflowRunRow, WorkflowState, WorkflowStep } from './workflow.model.js';
+import { terminalEvent, type RunExecution } from '../runs/run-execution.js';
+import { RunInterruption } from '../runs/run-interruption.js';
+import { TERMINAL_STATUSES, ZERO_USAGE, type RunOutcome, type RunRow } from '../runs/run.model.js';
+import type { RunRepository } from '../runs/run.repository.js';
+import { asText, nextSuperStep, OutputTooLarge, renderTemplate, runOutput, stepInput } from './workflow-graph.js';
+import type { WorkflowRunRow, WorkflowStep } from './workflow.model.js';
 import type { WorkflowRepository } from './workflow.repository.js';
 
 export interface WorkflowRunnerSettings {
@@ -20,6 +21,8 @@ export interface WorkflowRunnerSettings {
   maxSuperSteps: number;
   /** `Workflows:RunTimeout`: the time a run may spend executing (not paused for a human). */
   runTimeoutMs: number;
+  /** How long a canceler holds a run it ends (a lease like a worker's). */
+  leaseMs: number;
 }
 
 /** A run that cannot go on: it ends Failed with this error type. */
@@ -32,8 +35,19 @@ class WorkflowFailure extends Error {
   }
 }
 
+/** This instance no longer holds the run (its lease expired or was taken): another goes on with it. */
+class LeaseLost extends Error {
+  constructor() {
+    super('the workflow run lease was lost');
+  }
+}
+
 /** How one lease of a run ended: the run ended, it waits for a human, or it was given back (lease lost, instance stopping). */
 export type LeaseOutcome = 'ended' | 'paused' | 'given-back';
+
+const NO_PRICES = { input: null, output: null, cachedInput: null };
+// setTimeout's longest delay: a longer one fires at once.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Executes a leased workflow run from where it stands: super step after super step, the steps of
@@ -41,6 +55,7 @@ export type LeaseOutcome = 'ended' | 'paused' | 'given-back';
  * the rest), each finished super step checkpointed; an input step asks its question once and the
  * run is given back until every question of the super step is answered. Agent steps are child runs
  * of the workflow's run, executed by the run engine (a cancel of the workflow's run stops them).
+ * Every write checks that this instance still holds the run; one that lost it stops at once.
  */
 export function createWorkflowRunner(deps: {
   repository: WorkflowRepository;
@@ -53,35 +68,69 @@ export function createWorkflowRunner(deps: {
 }) {
   const { repository, settings, logger } = deps;
 
+  /** Records a run's (or a step run's) end with its terminal event; undefined when it had ended before. */
+  async function finishRun(tenantId: string, runId: string, outcome: RunOutcome) {
+    if (!deps.writer.enabled) return retryWhileUnavailable(() => deps.runs.finish(runId, outcome));
+    const ending = await retryWhileUnavailable(() => deps.runs.finishWithEvent(tenantId, runId, outcome, terminalEvent(outcome)));
+    if (ending) await announceStored(deps.writer, ending.target, [ending.event]);
+    return ending?.run;
+  }
+
+  /** Step runs a dead holder left executing end now: their runs are gone with it, and this lease runs those steps again. */
   async function closeInterruptedSteps(run: WorkflowRunRow) {
     for (const stepRunId of await repository.interruptedSteps(run.id)) {
-      const outcome: RunOutcome = {
+      await finishRun(run.tenantId, stepRunId, {
         status: 'Failed',
         usage: ZERO_USAGE,
         cost: null,
-        prices: { input: null, output: null, cachedInput: null },
+        prices: NO_PRICES,
         errorType: 'interrupted',
         errorMessage: 'the instance executing this workflow step stopped before it finished; the step runs again',
-      };
-      if (!deps.writer.enabled) {
-        await deps.runs.finish(stepRunId, outcome);
-        continue;
-      }
-      const ending = await deps.runs.finishWithEvent(run.tenantId, stepRunId, outcome, terminalEvent(outcome));
-      if (ending) await announceStored(deps.writer, ending.target, [ending.event]);
+      });
     }
+  }
+
+  /**
+   * Ends the run: its runs row with the terminal event first, then its own row (so a failure in
+   * between leaves a run the next holder finds ended and closes, never one nobody takes).
+   */
+  async function endRun(
+    run: WorkflowRunRow,
+    owner: string,
+    outcome: Pick<RunOutcome, 'status' | 'errorType' | 'errorMessage'>,
+    state = run.state,
+    activeMs = run.activeMs,
+  ) {
+    // Its output first: a reader that sees the run Completed finds its output.
+    const output = outcome.status === 'Completed' ? runOutput(state) : null;
+    if (!(await repository.saveState(run, owner, state, activeMs, output))) throw new LeaseLost();
+    const totals = await repository.stepTotals(run.id);
+    await finishRun(run.tenantId, run.id, { ...outcome, ...totals, prices: NO_PRICES });
+    await repository.end(run.id, owner);
+    if (outcome.status === 'Completed' && !settings.keepCheckpoints) await repository.dropCheckpoints(run.id);
+  }
+
+  /**
+   * Cancels a run nobody executes now (queued, waiting for answers, or ready between holders):
+   * takes it like a worker would, then ends it Canceled. False when an instance holds it.
+   */
+  async function cancelIdle(tenantId: string, runId: string): Promise<boolean> {
+    const owner = `cancel-${randomUUID()}`;
+    const run = await repository.takeIdle(tenantId, runId, owner, settings.leaseMs);
+    if (!run) return false;
+    await endRun(run, owner, { status: 'Canceled', errorType: null, errorMessage: null });
+    return true;
   }
 
   async function execute(run: WorkflowRunRow, owner: string, lost: AbortSignal, stopping: AbortSignal): Promise<LeaseOutcome> {
     const target = { runId: run.id, rootRunId: run.id, tenantId: run.tenantId, agentName: run.workflow };
     const firstLease = run.status === 'Queued';
     const row = firstLease ? await deps.runs.markRunning(run.id, run.version) : await deps.runs.get(run.tenantId, run.id);
-    // Ended meanwhile (a cancel while it waited): nothing left to do but close its own row.
-    if (!row || row.status === 'Completed' || row.status === 'Failed' || row.status === 'Canceled') {
-      await repository.end(run, run.state, run.activeMs, run.output ?? undefined);
+    // Its runs row ended already (a holder that died while ending it): only its own row is left to close.
+    if (!row || TERMINAL_STATUSES.has(row.status)) {
+      await repository.end(run.id, owner);
       return 'ended';
     }
-    // Steps a dead holder left executing end now: their runs are gone with it, and this lease runs them again.
     if (!firstLease) await closeInterruptedSteps(run);
     const events = createEventWriter(deps.writer, target, await deps.writer.events.lastSeq(run.id));
     const emit = events.emit;
@@ -90,56 +139,84 @@ export function createWorkflowRunner(deps: {
 
     const cancel = new AbortController();
     const release = deps.cancellation.track(run.id, run.id, cancel);
+    const leaseGone = new AbortController();
     const timeout = new AbortController();
     const timer = setTimeout(
       () =>
         timeout.abort(
           new WorkflowFailure('workflow_timeout', `the run took longer than Workflows:RunTimeout (${settings.runTimeoutMs} ms)`),
         ),
-      Math.max(0, settings.runTimeoutMs - run.activeMs),
+      Math.min(LONGEST_TIMER_MS, Math.max(0, settings.runTimeoutMs - run.activeMs)),
     );
-    const signal = AbortSignal.any([cancel.signal, lost, stopping, timeout.signal]);
+    const signal = AbortSignal.any([cancel.signal, lost, leaseGone.signal, stopping, timeout.signal]);
     const leasedAt = Date.now();
     const activeMs = () => run.activeMs + (Date.now() - leasedAt);
-    // The workflow run's own row, as its steps' parent; one budget for the whole tree while this lease lasts.
+    // One budget for the whole tree while this lease lasts; the workflow's runs row is its steps' parent.
     const budget: TreeBudget = { tokens: 0, cost: 0, childRuns: 0 };
     let state = structuredClone(run.state);
-    let saving = Promise.resolve(true);
+    let saving = Promise.resolve();
+    /** Saves where the run stands, in order; a save that finds the run taken stops this lease. */
     const save = () => {
       const snapshot = structuredClone(state);
-      saving = saving.then((held) => (held ? repository.saveState(run, owner, snapshot, activeMs()) : false));
+      saving = saving.then(async () => {
+        if (leaseGone.signal.aborted) return;
+        if (!(await repository.saveState(run, owner, snapshot, activeMs()))) leaseGone.abort(new LeaseLost());
+      });
       return saving;
     };
 
     async function runSuperStep(parent: RunRow): Promise<{ waiting: boolean }> {
       let waiting = false;
+      // The first step that fails stops its siblings: their runs end rather than spend on for a run that has failed.
+      const siblings = new AbortController();
+      const stepSignal = AbortSignal.any([signal, siblings.signal]);
       const pending = state.active.filter((id) => !state.done.includes(id));
-      await Promise.all(
+      const settled = await Promise.allSettled(
         pending.map(async (id) => {
           const step = run.definition.steps.find((candidate) => candidate.id === id)!;
-          const result = await runStep(step, parent);
-          if (result === undefined) {
-            waiting = true;
-            return;
+          try {
+            const result = await runStep(step, parent, stepSignal);
+            if (result === undefined) {
+              waiting = true;
+              return;
+            }
+            state.outputs[id] = result.output;
+            state.done.push(id);
+            await emit('workflow.step.completed', {
+              superStep: state.superStep,
+              stepId: id,
+              kind: step.kind,
+              ...(result.runId ? { runId: result.runId } : {}),
+            });
+            if (settings.checkpointing) await save();
+          } catch (error) {
+            siblings.abort(error);
+            throw error;
           }
-          state.outputs[id] = result.output;
-          state.done.push(id);
-          await emit('workflow.step.completed', {
-            superStep: state.superStep,
-            stepId: id,
-            kind: step.kind,
-            ...(result.runId ? { runId: result.runId } : {}),
-          });
-          if (settings.checkpointing && !(await save())) throw lost.reason ?? new Error('workflow lease lost');
         }),
       );
+      if (signal.aborted) throw signal.reason;
+      const failed = settled.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
       return { waiting };
     }
 
     /** A step's output; undefined for an input step still waiting for its answer. */
-    async function runStep(step: WorkflowStep, parent: RunRow): Promise<{ output: unknown; runId?: string } | undefined> {
+    async function runStep(
+      step: WorkflowStep,
+      parent: RunRow,
+      stepSignal: AbortSignal,
+    ): Promise<{ output: unknown; runId?: string } | undefined> {
       const input = stepInput(step, state, run.input);
-      if (step.kind === 'transform') return { output: renderTemplate(step.template, state, run.input, run.parameters) };
+      if (step.kind === 'transform') {
+        try {
+          return { output: renderTemplate(step.template, state, run.input, run.parameters) };
+        } catch (error) {
+          if (error instanceof OutputTooLarge)
+            throw new WorkflowFailure('workflow_output_too_large', `step "${step.id}": ${error.message}`);
+          throw error;
+        }
+      }
       if (step.kind === 'input') {
         const prompt = [step.prompt, input === null || input === run.input ? undefined : asText(input)].filter(Boolean).join('\n\n');
         const request = await repository.ask(run, state.superStep, step.id, prompt);
@@ -149,8 +226,17 @@ export function createWorkflowRunner(deps: {
       }
       const message = [step.prompt, asText(input)].filter(Boolean).join('\n\n');
       await emit('workflow.step.started', { superStep: state.superStep, stepId: step.id, agent: step.agent });
-      const outcome = await deps.execution.runStep(run.caller, parent, budget, step.agent, message, signal);
-      if (signal.aborted) throw signal.reason;
+      let outcome: Awaited<ReturnType<RunExecution['runStep']>>;
+      try {
+        outcome = await deps.execution.runStep(run.caller, parent, budget, step.agent, message, stepSignal);
+      } catch (error) {
+        if (stepSignal.aborted) throw stepSignal.reason;
+        // Refused before its run existed (an agent deleted since, a definition that no longer resolves).
+        const refused = classifyError(error);
+        if (!refused || refused.status >= 500) throw error;
+        throw new WorkflowFailure('workflow_step_failed', `step "${step.id}" (agent ${step.agent}) could not run: ${refused.message}`);
+      }
+      if (stepSignal.aborted) throw stepSignal.reason;
       if (outcome.status !== 'Completed')
         throw new WorkflowFailure(
           'workflow_step_failed',
@@ -159,23 +245,14 @@ export function createWorkflowRunner(deps: {
       return { output: outcome.output, runId: outcome.runId };
     }
 
-    async function end(outcome: Pick<RunOutcome, 'status' | 'errorType' | 'errorMessage'>, output?: unknown): Promise<void> {
-      await repository.end(run, state, activeMs(), output);
-      if (output !== undefined) await emit('workflow.completed', { output });
-      await events.drained();
-      const totals = await repository.stepTotals(run.id);
-      const full: RunOutcome = { ...outcome, ...totals, prices: { input: null, output: null, cachedInput: null } };
-      const ending = await retryWhileUnavailable(() =>
-        deps.writer.enabled
-          ? deps.runs.finishWithEvent(run.tenantId, run.id, full, terminalEvent(full))
-          : deps.runs.finish(run.id, full).then(() => undefined),
-      );
-      if (ending) await announceStored(deps.writer, target, [ending.event]);
-      if (outcome.status === 'Completed' && !settings.keepCheckpoints) await repository.dropCheckpoints(run.id);
-    }
+    /** What stops this lease without ending the run: the lease gone, the instance stopping or draining. */
+    const givenBack = () =>
+      lost.aborted ||
+      leaseGone.signal.aborted ||
+      (stopping.aborted && !cancel.signal.aborted && !timeout.signal.aborted) ||
+      cancel.signal.reason instanceof RunInterruption;
 
     try {
-      const parent = row;
       for (;;) {
         if (state.superStep > settings.maxSuperSteps)
           throw new WorkflowFailure(
@@ -183,30 +260,41 @@ export function createWorkflowRunner(deps: {
             `the run needs more than Workflows:MaxSuperSteps (${settings.maxSuperSteps}) super steps`,
           );
         if (!state.done.length) await emit('workflow.superstep.started', { superStep: state.superStep, steps: state.active });
-        const { waiting } = await runSuperStep(parent);
+        const { waiting } = await runSuperStep(row);
+        await saving;
         if (signal.aborted) throw signal.reason;
         if (waiting) {
           await events.drained();
-          // An answer that came while the others ran: the super step goes on at once, here.
-          if (await repository.pause(run, owner, state, activeMs())) return 'paused';
+          const paused = await repository.pause(run, owner, state, activeMs());
+          if (paused === 'lost') throw new LeaseLost();
+          // A cancel that came while it was being given back: nobody would hear it once it waits.
+          if (paused === 'waiting' && cancel.signal.aborted && !(cancel.signal.reason instanceof RunInterruption)) {
+            await cancelIdle(run.tenantId, run.id);
+            return 'ended';
+          }
+          if (paused === 'waiting') return 'paused';
+          // Every answer came while the other steps ran: the super step goes on here, at once.
           continue;
         }
         if (settings.checkpointing) {
-          const checkpointId = await repository.checkpoint(run, state);
+          const checkpointId = await repository.checkpoint(run, owner, state);
+          if (!checkpointId) throw new LeaseLost();
           await emit('workflow.checkpoint', { checkpointId, superStep: state.superStep });
         }
         const next = nextSuperStep(run.definition, state);
         if (!next.active.length) {
-          await end({ status: 'Completed', errorType: null, errorMessage: null }, runOutput(state));
+          await emit('workflow.completed', { output: runOutput(state) });
+          await events.drained();
+          await endRun(run, owner, { status: 'Completed', errorType: null, errorMessage: null }, state, activeMs());
           return 'ended';
         }
         state = next;
-        if (settings.checkpointing && !(await save())) throw lost.reason ?? new Error('workflow lease lost');
+        if (settings.checkpointing) await save();
       }
     } catch (error) {
-      if (lost.aborted || (stopping.aborted && !cancel.signal.aborted && !timeout.signal.aborted)) {
-        await events.drained();
-        if (!lost.aborted)
+      await events.drained();
+      if (givenBack() || error instanceof LeaseLost) {
+        if (!lost.aborted && !leaseGone.signal.aborted && !(error instanceof LeaseLost))
           await repository
             .release(run.id, owner)
             .catch((releaseError) =>
@@ -214,18 +302,27 @@ export function createWorkflowRunner(deps: {
             );
         return 'given-back';
       }
-      if (cancel.signal.aborted) await end({ status: 'Canceled', errorType: null, errorMessage: null });
+      if (cancel.signal.aborted) await endRun(run, owner, { status: 'Canceled', errorType: null, errorMessage: null }, state, activeMs());
       else {
-        const known =
-          error instanceof WorkflowFailure ? error : ((timeout.signal.reason as WorkflowFailure | undefined) ?? classifyError(error));
-        if (!known) logger.error({ err: error, runId: run.id }, 'workflow run failed unexpectedly');
-        const failure = known && 'errorType' in known ? known : undefined;
-        await end({
-          status: 'Failed',
-          errorType: failure?.errorType ?? 'internal_error',
-          errorMessage:
-            failure?.message ?? (error instanceof HangarError ? error.message : 'the workflow run stopped on an internal error'),
-        });
+        const failure =
+          error instanceof WorkflowFailure
+            ? error
+            : timeout.signal.aborted
+              ? (timeout.signal.reason as WorkflowFailure)
+              : classifyError(error);
+        if (!failure) logger.error({ err: error, runId: run.id }, 'workflow run failed unexpectedly');
+        await endRun(
+          run,
+          owner,
+          {
+            status: 'Failed',
+            errorType: failure?.errorType ?? 'internal_error',
+            errorMessage:
+              failure?.message ?? (error instanceof HangarError ? error.message : 'the workflow run stopped on an internal error'),
+          },
+          state,
+          activeMs(),
+        );
       }
       return 'ended';
     } finally {
@@ -234,7 +331,7 @@ export function createWorkflowRunner(deps: {
     }
   }
 
-  return { execute };
+  return { execute, cancelIdle };
 }
 
 export type WorkflowRunner = ReturnType<typeof createWorkflowRunner>;

@@ -37,11 +37,19 @@ export function createWorkflowWorker(deps: {
 
   async function execute(run: WorkflowRunRow, stop: AbortController) {
     const lost = new AbortController();
+    let renewedAt = Date.now();
     const renewal = setInterval(() => {
       repository
         .renewLease(run.id, owner, settings.leaseMs)
-        .then((held) => held || lost.abort(new Error('the workflow run lease was lost')))
-        .catch((error) => logger.warn({ err: error, runId: run.id }, 'workflow run lease could not be renewed'));
+        .then((held) => {
+          if (held) renewedAt = Date.now();
+          else lost.abort(new Error('the workflow run lease was lost'));
+        })
+        .catch((error) => {
+          logger.warn({ err: error, runId: run.id }, 'workflow run lease could not be renewed');
+          // Unrenewed past its length, the lease may be another instance's by now: stop rather than write beside it.
+          if (Date.now() - renewedAt >= settings.leaseMs) lost.abort(new Error('the workflow run lease expired unrenewed'));
+        });
     }, settings.leaseMs / 3);
     try {
       const outcome = await runner.execute(run, owner, lost.signal, stop.signal);
@@ -65,6 +73,8 @@ export function createWorkflowWorker(deps: {
       return;
     }
     for (const run of claimed) {
+      // Claimed again while this worker still executes it (its lease ran out meanwhile): the run going on keeps it.
+      if (active.has(run.id)) continue;
       const stop = new AbortController();
       const done = execute(run, stop).finally(() => {
         active.delete(run.id);

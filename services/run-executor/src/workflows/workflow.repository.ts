@@ -228,27 +228,50 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
       return renewed.numUpdatedRows > 0n;
     },
 
-    /** Saves where the run stands (a step finished) while this instance holds it; false when it lost the lease. */
-    async saveState(run: WorkflowRunRow, owner: string, state: WorkflowState, activeMs: number): Promise<boolean> {
+    /**
+     * Saves where the run stands (a step finished; with `output`, how it ended) while this instance
+     * holds it; false when it lost the lease.
+     */
+    async saveState(run: WorkflowRunRow, owner: string, state: WorkflowState, activeMs: number, output?: unknown): Promise<boolean> {
       const saved = await db
         .updateTable('workflow_runs')
-        .set({ state: seal(run.tenantId, state), active_ms: activeMs, updated_at: sql`now()` })
+        .set({
+          state: seal(run.tenantId, state),
+          active_ms: activeMs,
+          updated_at: sql`now()`,
+          ...(output !== undefined && { output: seal(run.tenantId, output) }),
+        })
         .where('run_id', '=', run.id)
         .where('lease_owner', '=', owner)
         .executeTakeFirst();
       return saved.numUpdatedRows > 0n;
     },
 
-    /** A super step's checkpoint; writing it again (a resumed super step) keeps the first. */
-    async checkpoint(run: WorkflowRunRow, state: WorkflowState): Promise<string> {
-      const id = randomUUID();
+    /**
+     * A super step's checkpoint, written only while `owner` holds the run; writing it again (a
+     * resumed super step) keeps the first. Undefined when the run is no longer this owner's.
+     */
+    async checkpoint(run: WorkflowRunRow, owner: string, state: WorkflowState): Promise<string | undefined> {
       const row = await db
         .insertInto('workflow_checkpoints')
-        .values({ id, run_id: run.id, super_step: state.superStep, state: seal(run.tenantId, state) })
+        .columns(['id', 'run_id', 'super_step', 'state', 'run_ended_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('workflow_runs')
+            .select([
+              sql<string>`${randomUUID()}::uuid`.as('id'),
+              'run_id',
+              sql<number>`${state.superStep}::int`.as('super_step'),
+              seal(run.tenantId, state).as('state'),
+              sql<Date | null>`null::timestamptz`.as('run_ended_at'),
+            ])
+            .where('run_id', '=', run.id)
+            .where('lease_owner', '=', owner),
+        )
         .onConflict((conflict) => conflict.columns(['run_id', 'super_step']).doUpdateSet({ run_id: run.id }))
         .returning('id')
-        .executeTakeFirstOrThrow();
-      return row.id;
+        .executeTakeFirst();
+      return row?.id;
     },
 
     async checkpoints(tenantId: string, runId: string): Promise<WorkflowCheckpoint[]> {
@@ -322,6 +345,8 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
       answeredBy: string,
     ): Promise<{ ready: boolean } | undefined> {
       return db.transaction().execute(async (trx) => {
+        // The run's row first: answers of the same run (and its pause) take turns, so the last one sees every other.
+        await trx.selectFrom('workflow_runs').select('run_id').where('run_id', '=', runId).forUpdate().execute();
         const answered = await trx
           .updateTable('workflow_requests')
           .set({ status: 'Answered', answer: seal(tenantId, answer), answered_by: answeredBy, answered_at: sql`now()` })
@@ -356,10 +381,18 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
 
     /**
      * Gives the run back while it waits for human answers (nobody holds it; an answer makes it
-     * ready). Unless an answer came meanwhile: then it stays ready for the next lease.
+     * ready), its state saved. When every answer came meanwhile it stays with `owner` (`ready`: go
+     * on); `lost` when `owner` no longer holds it.
      */
-    async pause(run: WorkflowRunRow, owner: string, state: WorkflowState, activeMs: number): Promise<boolean> {
+    async pause(run: WorkflowRunRow, owner: string, state: WorkflowState, activeMs: number): Promise<'waiting' | 'ready' | 'lost'> {
       return db.transaction().execute(async (trx) => {
+        const held = await trx
+          .selectFrom('workflow_runs')
+          .select('lease_owner')
+          .where('run_id', '=', run.id)
+          .forUpdate()
+          .executeTakeFirst();
+        if (held?.lease_owner !== owner) return 'lost';
         const pending = await trx
           .selectFrom('workflow_requests')
           .select(sql<number>`count(*)::int`.as('n'))
@@ -367,27 +400,52 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
           .where('status', '=', 'Pending')
           .executeTakeFirstOrThrow();
         const waiting = pending.n > 0;
-        const paused = await trx
+        await trx
           .updateTable('workflow_runs')
           .set({
             state: seal(run.tenantId, state),
             active_ms: activeMs,
-            phase: waiting ? 'waiting' : 'ready',
-            lease_owner: null,
-            lease_expires_at: null,
             updated_at: sql`now()`,
+            ...(waiting && { phase: 'waiting' as const, lease_owner: null, lease_expires_at: null }),
           })
           .where('run_id', '=', run.id)
-          .where('lease_owner', '=', owner)
-          .executeTakeFirst();
-        if (paused.numUpdatedRows > 0n && waiting)
+          .execute();
+        if (waiting)
           await trx
             .updateTable('runs')
             .set({ status: RUN_STATUSES.indexOf('AwaitingApproval') })
             .where('id', '=', run.id)
             .execute();
-        return waiting;
+        return waiting ? 'waiting' : 'ready';
       });
+    },
+
+    /** Whether `owner` still holds the run (its lease not expired). */
+    async holdsLease(runId: string, owner: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('workflow_runs')
+        .select('run_id')
+        .where('run_id', '=', runId)
+        .where('lease_owner', '=', owner)
+        .where('lease_expires_at', '>', sql<Date>`now()`)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /**
+     * Takes a run nobody executes (queued, waiting for answers, or ready with no live lease) for
+     * `owner`, to end it; undefined when an instance holds it or it ended.
+     */
+    async takeIdle(tenantId: string, runId: string, owner: string, leaseMs: number): Promise<WorkflowRunRow | undefined> {
+      const taken = await db
+        .updateTable('workflow_runs')
+        .set({ lease_owner: owner, lease_expires_at: after(leaseMs) })
+        .where('run_id', '=', runId)
+        .where('tenant_id', '=', tenantId)
+        .where('phase', 'in', ['ready', 'waiting'])
+        .where((where) => where.or([where('lease_expires_at', 'is', null), where('lease_expires_at', '<', sql<Date>`now()`)]))
+        .executeTakeFirst();
+      return taken.numUpdatedRows > 0n ? this.getRun(tenantId, runId) : undefined;
     },
 
     /** Gives the lease back without ending the run (the instance stops): another takes it at once. */
@@ -400,21 +458,34 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
         .execute();
     },
 
-    /** The run's own row ends (its runs row is finished by the run repository, with its terminal event). */
-    async end(run: WorkflowRunRow, state: WorkflowState, activeMs: number, output: unknown): Promise<void> {
-      await db
-        .updateTable('workflow_runs')
-        .set({
-          state: seal(run.tenantId, state),
-          active_ms: activeMs,
-          output: output === undefined ? null : seal(run.tenantId, output),
-          phase: 'ended',
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: sql`now()`,
-        })
-        .where('run_id', '=', run.id)
+    /** The run's own row ends, while `owner` holds it (its state and output saved, its runs row finished, before). */
+    async end(runId: string, owner: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const ended = await trx
+          .updateTable('workflow_runs')
+          .set({ phase: 'ended', lease_owner: null, lease_expires_at: null, updated_at: sql`now()` })
+          .where('run_id', '=', runId)
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        // Retention of its checkpoints counts from now.
+        if (ended.numUpdatedRows > 0n)
+          await trx
+            .updateTable('workflow_checkpoints')
+            .set({ run_ended_at: sql`now()` })
+            .where('run_id', '=', runId)
+            .execute();
+      });
+    },
+
+    /** Step runs of this workflow run left executing by an instance that died (or lost the lease): their ids. */
+    async interruptedSteps(runId: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .select('id')
+        .where('parent_run_id', '=', runId)
+        .where('status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
         .execute();
+      return rows.map((row) => row.id);
     },
 
     /** What the run's steps spent: their runs' usage and cost, summed (the workflow run's own). */
@@ -445,28 +516,6 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
             ? null
             : { input: null, output: null, cachedInput: null, total: Number(row.total_cost), currency: row.currency ?? 'USD' },
       };
-    },
-
-    /** Step runs of this workflow run left executing by an instance that died (or lost the lease): their ids. */
-    async interruptedSteps(runId: string): Promise<string[]> {
-      const rows = await db
-        .selectFrom('runs')
-        .select('id')
-        .where('parent_run_id', '=', runId)
-        .where('status', 'in', [RUN_STATUSES.indexOf('Running'), RUN_STATUSES.indexOf('AwaitingApproval')])
-        .execute();
-      return rows.map((row) => row.id);
-    },
-
-    /** Ends a run that waits for human answers (nobody executes it): undefined when it was not waiting. */
-    async endWaiting(runId: string): Promise<boolean> {
-      const ended = await db
-        .updateTable('workflow_runs')
-        .set({ phase: 'ended', updated_at: sql`now()` })
-        .where('run_id', '=', runId)
-        .where('phase', '=', 'waiting')
-        .executeTakeFirst();
-      return ended.numUpdatedRows > 0n;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { jsonDepth, MAX_VALUE_DEPTH } from '@hangar/contracts';
 import {
   auditOrLog,
   conflict,
@@ -12,21 +13,28 @@ import {
   type Logger,
 } from '@hangar/platform';
 import type { AgentLoader, AuditWriter } from '../clients/ports.js';
-import { announceStored, type EventWriterDeps } from '../events/event-writer.js';
 import { channels, type TypedPubSub } from '../events/channels.js';
 import type { Admission } from '../runs/admission.js';
-import { terminalEvent } from '../runs/run-execution.js';
-import type { RunRepository } from '../runs/run.repository.js';
-import { ZERO_USAGE } from '../runs/run.model.js';
 import { checkedDefinition, graphView, initialState } from './workflow-graph.js';
 import type { WorkflowDefinition, WorkflowRunRow } from './workflow.model.js';
 import type { WorkflowRepository } from './workflow.repository.js';
 
-/** What `POST /api/workflows/{name}/run` may carry. */
+/** What `POST /api/workflows/{name}/run` and an answer may carry. */
 const MAX_INPUT_BYTES = 256 * 1024;
 const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_PARAMETERS = 50;
+const MAX_PARAMETER_CHARS = 4096;
 
 const byteLength = (value: unknown) => Buffer.byteLength(JSON.stringify(value ?? null));
+
+/** A free-form JSON value a caller gives (a run's input, an answer): present, not too large, not too deep. */
+function checkValue(value: unknown, field: string, maxBytes: number) {
+  if (value === undefined || value === null) throw validationError(`${field} is required`, [{ path: field, message: 'required' }]);
+  if (byteLength(value) > maxBytes)
+    throw validationError(`${field} is larger than ${maxBytes} bytes`, [{ path: field, message: 'too large' }]);
+  if (jsonDepth(value, MAX_VALUE_DEPTH) > MAX_VALUE_DEPTH)
+    throw validationError(`${field} is nested deeper than ${MAX_VALUE_DEPTH} levels`, [{ path: field, message: 'too deep' }]);
+}
 
 /**
  * Workflows' rules for the API (API.md "Workflows"): versioned definitions checked against the
@@ -35,12 +43,10 @@ const byteLength = (value: unknown) => Buffer.byteLength(JSON.stringify(value ??
  */
 export function createWorkflowService(deps: {
   repository: WorkflowRepository;
-  runs: Pick<RunRepository, 'finishWithEvent'>;
   agents: Pick<AgentLoader, 'load'>;
   admit: Admission;
   audit: AuditWriter;
   pubsub: TypedPubSub;
-  writer: EventWriterDeps;
   logger: Logger;
   /** `Workflows:Enabled`. */
   enabled: boolean;
@@ -123,10 +129,12 @@ export function createWorkflowService(deps: {
     /** Queues a run of the current version: its runs row (kind Workflow, Queued) and its state, for any instance's worker. */
     async start(caller: Caller, name: string, request: { input: unknown; parameters: Record<string, string> }) {
       const workflow = await requireWorkflow(caller, name);
-      if (request.input === undefined || request.input === null)
-        throw validationError('input is required', [{ path: 'input', message: 'required' }]);
-      if (byteLength(request.input) > MAX_INPUT_BYTES)
-        throw validationError(`input is larger than ${MAX_INPUT_BYTES} bytes`, [{ path: 'input', message: 'too large' }]);
+      checkValue(request.input, 'input', MAX_INPUT_BYTES);
+      const parameters = Object.entries(request.parameters);
+      if (parameters.length > MAX_PARAMETERS || parameters.some(([name, value]) => name.length > 64 || value.length > MAX_PARAMETER_CHARS))
+        throw validationError(`at most ${MAX_PARAMETERS} parameters, names up to 64 and values up to ${MAX_PARAMETER_CHARS} characters`, [
+          { path: 'parameters', message: 'too many or too long' },
+        ]);
       // Admitted like a root run of each agent it will run (its steps are children: part of this admission).
       const agents = [...new Set(workflow.definition.steps.flatMap((step) => (step.kind === 'agent' ? [step.agent] : [])))];
       for (const agent of agents) await deps.admit(caller, agent);
@@ -166,9 +174,7 @@ export function createWorkflowService(deps: {
     /** Answers a pending question; the run's last one makes it ready for whichever instance leases it next. */
     async answer(caller: Caller, runId: string, requestId: string, answer: unknown) {
       await requireRun(caller, runId);
-      if (answer === undefined || answer === null) throw validationError('answer is required', [{ path: 'answer', message: 'required' }]);
-      if (byteLength(answer) > MAX_ANSWER_BYTES)
-        throw validationError(`answer is larger than ${MAX_ANSWER_BYTES} bytes`, [{ path: 'answer', message: 'too large' }]);
+      checkValue(answer, 'answer', MAX_ANSWER_BYTES);
       const request = (await repository.requests(caller.tenantId, runId)).find((candidate) => candidate.id === requestId);
       if (!request) throw notFound(`request ${requestId} not found`);
       const answered = await repository.answer(caller.tenantId, runId, requestId, answer, caller.actor);
@@ -181,28 +187,6 @@ export function createWorkflowService(deps: {
       });
       if (answered.ready) await wakeWorkers(runId);
       return (await repository.requests(caller.tenantId, runId)).find((candidate) => candidate.id === requestId)!;
-    },
-
-    /**
-     * Cancels a run that waits for human answers (no instance executes it, so nobody hears a
-     * cancel): it ends Canceled here. False when it was not waiting.
-     */
-    async cancelWaiting(tenantId: string, runId: string): Promise<boolean> {
-      if (!(await repository.endWaiting(runId))) return false;
-      const outcome = {
-        status: 'Canceled' as const,
-        usage: ZERO_USAGE,
-        cost: null,
-        prices: { input: null, output: null, cachedInput: null },
-        errorType: null,
-        errorMessage: null,
-      };
-      const totals = await repository.stepTotals(runId);
-      const full = { ...outcome, ...totals };
-      const ending = await deps.runs.finishWithEvent(tenantId, runId, full, terminalEvent(full));
-      const run = await repository.getRun(tenantId, runId);
-      if (ending && run) await announceStored(deps.writer, { runId, rootRunId: runId, tenantId, agentName: run.workflow }, [ending.event]);
-      return true;
     },
   };
 }
