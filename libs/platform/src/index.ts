@@ -16,6 +16,7 @@ export * from './runtime/modules.js';
 export * from './runtime/engines.js';
 export * from './runtime/grpc-module.js';
 export * from './runtime/process.js';
+export * from './runtime/claim-loop.js';
 export { HANGAR_VERSION } from './version.js';
 export { runtimeFile } from './runtime-files.js';
 export * from './access.js';

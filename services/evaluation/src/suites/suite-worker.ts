@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HangarError, type Logger } from '@hangar/platform';
+import { createClaimLoop, HangarError, type Logger } from '@hangar/platform';
 import type { CaseRun, CaseRunner } from '../clients/ports.js';
 import { aggregateOf, type CaseResult, type EvalCase, type GraderResult } from './eval.model.js';
 import type { ClaimedSuiteRun, EvaluationRepository } from './eval.repository.js';
@@ -58,10 +58,6 @@ export function createSuiteWorker(deps: {
 }) {
   const { repository, runner, logger, settings } = deps;
   const owner = randomUUID();
-  const active = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  let timer: NodeJS.Timeout | undefined;
-  let polling: Promise<void> | undefined;
-  let stopped = true;
 
   async function runCase(claimed: ClaimedSuiteRun, evalCase: EvalCase, signal: AbortSignal): Promise<CaseResult> {
     const timeout = AbortSignal.timeout(settings.caseTimeoutMs);
@@ -119,11 +115,11 @@ export function createSuiteWorker(deps: {
     };
   }
 
-  async function execute(claimed: ClaimedSuiteRun, stop: AbortController): Promise<void> {
+  async function execute(claimed: ClaimedSuiteRun, stop: AbortSignal): Promise<void> {
     const lost = new AbortController();
     // The first case that cannot go on (the run executor away) stops the others: the run is given back whole.
     const halt = new AbortController();
-    const signal = AbortSignal.any([stop.signal, lost.signal, halt.signal]);
+    const signal = AbortSignal.any([stop, lost.signal, halt.signal]);
     const heartbeat = setInterval(() => {
       repository
         .heartbeat(claimed.id, owner, settings.leaseMs)
@@ -161,7 +157,7 @@ export function createSuiteWorker(deps: {
         logger.warn({ suiteRunId: claimed.id }, 'suite run lease lost; another instance goes on with it');
         return;
       }
-      const failed = stop.signal.aborted ? undefined : { error: (error as Error).message, afterMs: settings.retryAfterMs };
+      const failed = stop.aborted ? undefined : { error: (error as Error).message, afterMs: settings.retryAfterMs };
       if (failed) logger.warn({ err: error, suiteRunId: claimed.id }, `suite run given back; retried in ${settings.retryAfterMs} ms`);
       await repository
         .release(claimed.id, owner, failed)
@@ -173,56 +169,20 @@ export function createSuiteWorker(deps: {
     }
   }
 
-  async function poll(): Promise<void> {
-    const free = settings.maxConcurrentSuiteRuns - active.size;
-    if (stopped || free <= 0) return;
-    let claimed: ClaimedSuiteRun[];
-    try {
-      claimed = await repository.claimRuns(owner, settings.leaseMs, free);
-    } catch (error) {
-      logger.warn({ err: error }, 'suite runs could not be claimed; trying again at the next poll');
-      return;
-    }
-    for (const run of claimed) {
-      const stop = new AbortController();
-      const done = execute(run, stop).finally(() => {
-        active.delete(run.id);
-        wake(); // a slot is free
-      });
-      active.set(run.id, { stop, done });
-    }
-  }
-
-  function schedule(delayMs: number) {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      polling ??= poll().finally(() => {
-        polling = undefined;
-        schedule(settings.pollIntervalMs);
-      });
-    }, delayMs);
-  }
-
-  /** Looks for work now rather than at the next poll. */
-  function wake() {
-    if (!polling) schedule(0);
-  }
+  const loop = createClaimLoop({
+    what: 'suite runs',
+    claim: (free) => repository.claimRuns(owner, settings.leaseMs, free),
+    execute,
+    maxConcurrent: settings.maxConcurrentSuiteRuns,
+    pollIntervalMs: settings.pollIntervalMs,
+    logger,
+  });
 
   return {
-    wake,
-    start() {
-      stopped = false;
-      schedule(0);
-    },
+    wake: loop.wake,
+    start: loop.start,
     /** Stops taking suite runs and gives back those it holds, for another instance to go on with at once. */
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await polling;
-      for (const { stop } of active.values()) stop.abort(new Error('the evaluation service stops'));
-      await Promise.all([...active.values()].map(({ done }) => done));
-    },
+    stop: () => loop.stop(new Error('the evaluation service stops')),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   type RunOutcome,
   type RunRow,
   type RunStatus,
+  type Usage,
 } from './run.model.js';
 
 const num = (value: Numeric | null) => (value === null ? null : Number(value));
@@ -27,6 +28,16 @@ export type Selected = RunDatabase['runs'] & {
   labels: Record<string, string>;
 };
 
+/** The token columns of a run row (or a sum of them) as a run's usage. */
+type TokenColumn = 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'reasoning_tokens' | 'total_tokens';
+export const usageOfRow = (row: Record<TokenColumn, Numeric>): Usage => ({
+  inputTokens: Number(row.input_tokens),
+  outputTokens: Number(row.output_tokens),
+  cachedInputTokens: Number(row.cached_input_tokens),
+  reasoningTokens: Number(row.reasoning_tokens),
+  totalTokens: Number(row.total_tokens),
+});
+
 export function toRun(row: Selected): RunRow {
   const completedAt = row.completed_at;
   return {
@@ -40,13 +51,7 @@ export function toRun(row: Selected): RunRow {
     startedAt: row.started_at.toISOString(),
     completedAt: completedAt ? completedAt.toISOString() : null,
     durationMs: completedAt ? completedAt.getTime() - row.started_at.getTime() : null,
-    usage: {
-      inputTokens: Number(row.input_tokens),
-      outputTokens: Number(row.output_tokens),
-      cachedInputTokens: Number(row.cached_input_tokens),
-      reasoningTokens: Number(row.reasoning_tokens),
-      totalTokens: Number(row.total_tokens),
-    },
+    usage: usageOfRow(row),
     cost:
       row.total_cost === null
         ? null

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@hangar/platform';
+import { createClaimLoop, type Logger } from '@hangar/platform';
 import type { Subscription } from '@hangar/messaging';
 import { channels, type TypedPubSub } from '../events/channels.js';
 import type { WorkflowRunRow } from './workflow.model.js';
@@ -29,13 +29,9 @@ export function createWorkflowWorker(deps: {
 }) {
   const { repository, runner, logger, settings } = deps;
   const owner = randomUUID();
-  const active = new Map<string, { stop: AbortController; done: Promise<void> }>();
-  let timer: NodeJS.Timeout | undefined;
-  let polling: Promise<void> | undefined;
-  let stopped = true;
   let subscription: Subscription | undefined;
 
-  async function execute(run: WorkflowRunRow, stop: AbortController) {
+  async function execute(run: WorkflowRunRow, stop: AbortSignal) {
     const lost = new AbortController();
     let renewedAt = Date.now();
     const renewal = setInterval(() => {
@@ -52,7 +48,7 @@ export function createWorkflowWorker(deps: {
         });
     }, settings.leaseMs / 3);
     try {
-      const outcome = await runner.execute(run, owner, lost.signal, stop.signal);
+      const outcome = await runner.execute(run, owner, lost.signal, stop);
       if (outcome === 'given-back') logger.info({ runId: run.id }, 'workflow run given back; another instance goes on with it');
     } catch (error) {
       // The run could not even be ended (the store away): its lease expires and an instance resumes it.
@@ -62,62 +58,28 @@ export function createWorkflowWorker(deps: {
     }
   }
 
-  async function poll(): Promise<void> {
-    const free = settings.maxConcurrentRuns - active.size;
-    if (stopped || free <= 0) return;
-    let claimed: WorkflowRunRow[];
-    try {
-      claimed = await repository.claimRuns(owner, settings.leaseMs, free);
-    } catch (error) {
-      logger.warn({ err: error }, 'workflow runs could not be claimed; trying again at the next poll');
-      return;
-    }
-    for (const run of claimed) {
-      // Claimed again while this worker still executes it (its lease ran out meanwhile): the run going on keeps it.
-      if (active.has(run.id)) continue;
-      const stop = new AbortController();
-      const done = execute(run, stop).finally(() => {
-        active.delete(run.id);
-        wake(); // a slot is free
-      });
-      active.set(run.id, { stop, done });
-    }
-  }
-
-  function schedule(delayMs: number) {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      polling ??= poll().finally(() => {
-        polling = undefined;
-        schedule(settings.pollIntervalMs);
-      });
-    }, delayMs);
-  }
-
-  /** Looks for ready runs now rather than at the next poll. */
-  function wake() {
-    if (!polling) schedule(0);
-  }
+  const loop = createClaimLoop({
+    what: 'workflow runs',
+    claim: (free) => repository.claimRuns(owner, settings.leaseMs, free),
+    execute,
+    maxConcurrent: settings.maxConcurrentRuns,
+    pollIntervalMs: settings.pollIntervalMs,
+    logger,
+  });
 
   return {
     async start() {
-      stopped = false;
       // A missed wake-up only waits for the next poll.
-      subscription = await deps.pubsub.subscribe(channels.workflowsReady(), wake).catch((error) => {
+      subscription = await deps.pubsub.subscribe(channels.workflowsReady(), loop.wake).catch((error) => {
         logger.warn({ err: error }, 'workflow wake-ups cannot be heard; ready runs are found by polling');
         return undefined;
       });
-      schedule(0);
+      loop.start();
     },
     /** Stops taking runs and gives back those it holds, for another instance to go on with at once. */
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
       await subscription?.unsubscribe().catch(() => undefined);
-      await polling;
-      for (const { stop } of active.values()) stop.abort(new Error('the run executor stops'));
-      await Promise.all([...active.values()].map(({ done }) => done));
+      await loop.stop(new Error('the run executor stops'));
     },
   };
 }

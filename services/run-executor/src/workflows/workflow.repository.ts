@@ -2,21 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { PLAIN_CONTENT, type Caller, type ContentCipher } from '@hangar/platform';
 import { jsonb, sql, type Kysely } from '@hangar/storage';
 import type { RunDatabase } from '../database.js';
-import { insertRun } from '../runs/run.repository.js';
+import { insertRun, usageOfRow } from '../runs/run.repository.js';
 import { RUN_STATUSES, type NewRun } from '../runs/run.model.js';
-import type { Workflow, WorkflowCheckpoint, WorkflowDefinition, WorkflowRequest, WorkflowRunRow, WorkflowState } from './workflow.model.js';
+import type { WorkflowCheckpoint, WorkflowDefinition, WorkflowRunRow, WorkflowState } from './workflow.model.js';
+import { workflowContent } from './workflow-content.js';
+import { createWorkflowDefinitionStore } from './workflow-definitions.repository.js';
+import { createWorkflowRequestStore } from './workflow-requests.repository.js';
 
-const UNIQUE_VIOLATION = '23505';
 const after = (ms: number) => sql<Date>`now() + ${`${ms} milliseconds`}::interval`;
 
 /**
- * Workflow definitions (every version), workflow runs beside their runs rows, their checkpoints
- * and human-input requests. Inputs are sealed as run inputs, states, outputs and answers as run
- * event data, when content protection is on.
+ * Workflow runs beside their runs rows (leases, states, checkpoints, endings), with the
+ * definitions' and the requests' stores: the one repository the workflow rules use. A run's input
+ * is sealed as a run input, its states and output as run event data, when content protection is on.
  */
 export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: ContentCipher = PLAIN_CONTENT) {
-  const seal = (tenantId: string, value: unknown) => jsonb(cipher.sealJson(tenantId, 'RunEventData', value));
-  const open = (tenantId: string, stored: unknown) => cipher.openJson(tenantId, 'RunEventData', stored);
+  const { seal, open } = workflowContent(cipher);
 
   const runColumns = [
     'w.run_id',
@@ -57,101 +58,7 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
     completedAt: row.completed_at,
   });
 
-  const workflowOf = (row: {
-    name: string;
-    version: number;
-    definition: unknown;
-    created_at: Date;
-    first_created_at: Date | null;
-  }): Workflow => ({
-    name: row.name,
-    version: row.version,
-    definition: row.definition as WorkflowDefinition,
-    createdAt: row.first_created_at ?? row.created_at,
-    updatedAt: row.created_at,
-  });
-  const versions = (tenantId: string) =>
-    db
-      .selectFrom('workflows as v')
-      .select([
-        'v.name',
-        'v.version',
-        'v.definition',
-        'v.created_at',
-        (eb) =>
-          eb
-            .selectFrom('workflows as first')
-            .select(sql<Date>`min(first.created_at)`.as('m'))
-            .whereRef('first.tenant_id', '=', 'v.tenant_id')
-            .whereRef('first.name', '=', 'v.name')
-            .as('first_created_at'),
-      ])
-      .where('v.tenant_id', '=', tenantId);
-
-  return {
-    /** Stores the definition as the workflow's next version; undefined when another writer took that version first. */
-    async putVersion(
-      tenantId: string,
-      name: string,
-      definition: WorkflowDefinition,
-    ): Promise<{ workflow: Workflow; created: boolean } | undefined> {
-      try {
-        const inserted = await db
-          .insertInto('workflows')
-          .columns(['tenant_id', 'name', 'version', 'definition'])
-          .expression((eb) =>
-            eb
-              .selectFrom('workflows')
-              .select([
-                sql<string>`${tenantId}::text`.as('tenant_id'),
-                sql<string>`${name}::text`.as('name'),
-                sql<number>`coalesce(max(version), 0) + 1`.as('version'),
-                jsonb(definition).as('definition'),
-              ])
-              .where('tenant_id', '=', tenantId)
-              .where('name', '=', name),
-          )
-          .returning('version')
-          .executeTakeFirstOrThrow();
-        const workflow = await this.get(tenantId, name, inserted.version);
-        return workflow && { workflow, created: inserted.version === 1 };
-      } catch (error) {
-        if ((error as { code?: string }).code === UNIQUE_VIOLATION) return undefined;
-        throw error;
-      }
-    },
-
-    /** A version, or the current one. */
-    async get(tenantId: string, name: string, version?: number): Promise<Workflow | undefined> {
-      let query = versions(tenantId).where('v.name', '=', name);
-      query = version === undefined ? query.orderBy('v.version', 'desc').limit(1) : query.where('v.version', '=', version);
-      const row = await query.executeTakeFirst();
-      return row && workflowOf(row);
-    },
-
-    /** Each workflow's current version, by name. */
-    async list(tenantId: string): Promise<Workflow[]> {
-      const rows = await versions(tenantId)
-        .where(({ eb, selectFrom }) =>
-          eb(
-            'v.version',
-            '=',
-            selectFrom('workflows as latest')
-              .select(sql<number>`max(latest.version)`.as('v'))
-              .whereRef('latest.tenant_id', '=', 'v.tenant_id')
-              .whereRef('latest.name', '=', 'v.name'),
-          ),
-        )
-        .orderBy('v.name')
-        .execute();
-      return rows.map(workflowOf);
-    },
-
-    async delete(tenantId: string, name: string): Promise<boolean> {
-      const deleted = await db.deleteFrom('workflows').where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
-      return deleted.numDeletedRows > 0n;
-    },
-
+  const runs = {
     /** A queued workflow run: its runs row (kind Workflow) and its own row, together. */
     async createRun(
       tenantId: string,
@@ -288,97 +195,6 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
       await db.deleteFrom('workflow_checkpoints').where('run_id', '=', runId).execute();
     },
 
-    /** The request of an input step in a super step, asked once (a resumed super step finds it). */
-    async ask(run: WorkflowRunRow, superStep: number, stepId: string, prompt: string): Promise<WorkflowRequest> {
-      await db
-        .insertInto('workflow_requests')
-        .values({
-          id: randomUUID(),
-          run_id: run.id,
-          super_step: superStep,
-          step_id: stepId,
-          prompt: cipher.seal(run.tenantId, 'RunEventData', prompt),
-          status: 'Pending',
-          answer: null,
-        })
-        .onConflict((conflict) => conflict.columns(['run_id', 'super_step', 'step_id']).doNothing())
-        .execute();
-      const row = await db
-        .selectFrom('workflow_requests')
-        .selectAll()
-        .where('run_id', '=', run.id)
-        .where('super_step', '=', superStep)
-        .where('step_id', '=', stepId)
-        .executeTakeFirstOrThrow();
-      return this.requestOf(run.tenantId, row);
-    },
-
-    async requests(tenantId: string, runId: string): Promise<WorkflowRequest[]> {
-      const rows = await db.selectFrom('workflow_requests').selectAll().where('run_id', '=', runId).orderBy('created_at').execute();
-      return rows.map((row) => this.requestOf(tenantId, row));
-    },
-
-    requestOf(tenantId: string, row: Omit<RunDatabase['workflow_requests'], 'created_at'> & { created_at: Date }): WorkflowRequest {
-      return {
-        id: row.id,
-        stepId: row.step_id,
-        superStep: row.super_step,
-        prompt: cipher.open(tenantId, 'RunEventData', row.prompt),
-        status: row.status,
-        answer: row.answer === null ? null : open(tenantId, row.answer),
-        answeredBy: row.answered_by,
-        createdAt: row.created_at,
-        answeredAt: row.answered_at,
-      };
-    },
-
-    /**
-     * Answers a pending request; when it was the last pending one of a waiting run, the run is
-     * ready again (and goes back to Running), in the same transaction. Undefined when the request
-     * was not pending (answered before).
-     */
-    async answer(
-      tenantId: string,
-      runId: string,
-      requestId: string,
-      answer: unknown,
-      answeredBy: string,
-    ): Promise<{ ready: boolean } | undefined> {
-      return db.transaction().execute(async (trx) => {
-        // The run's row first: answers of the same run (and its pause) take turns, so the last one sees every other.
-        await trx.selectFrom('workflow_runs').select('run_id').where('run_id', '=', runId).forUpdate().execute();
-        const answered = await trx
-          .updateTable('workflow_requests')
-          .set({ status: 'Answered', answer: seal(tenantId, answer), answered_by: answeredBy, answered_at: sql`now()` })
-          .where('id', '=', requestId)
-          .where('run_id', '=', runId)
-          .where('status', '=', 'Pending')
-          .executeTakeFirst();
-        if (answered.numUpdatedRows === 0n) return undefined;
-        const pending = await trx
-          .selectFrom('workflow_requests')
-          .select(sql<number>`count(*)::int`.as('n'))
-          .where('run_id', '=', runId)
-          .where('status', '=', 'Pending')
-          .executeTakeFirstOrThrow();
-        if (pending.n > 0) return { ready: false };
-        const woken = await trx
-          .updateTable('workflow_runs')
-          .set({ phase: 'ready', updated_at: sql`now()` })
-          .where('run_id', '=', runId)
-          .where('phase', '=', 'waiting')
-          .executeTakeFirst();
-        if (woken.numUpdatedRows > 0n)
-          await trx
-            .updateTable('runs')
-            .set({ status: RUN_STATUSES.indexOf('Running') })
-            .where('id', '=', runId)
-            .where('status', '=', RUN_STATUSES.indexOf('AwaitingApproval'))
-            .execute();
-        return { ready: woken.numUpdatedRows > 0n };
-      });
-    },
-
     /**
      * Gives the run back while it waits for human answers (nobody holds it; an answer makes it
      * ready), its state saved. When every answer came meanwhile it stays with `owner` (`ready`: go
@@ -445,7 +261,7 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
         .where('phase', 'in', ['ready', 'waiting'])
         .where((where) => where.or([where('lease_expires_at', 'is', null), where('lease_expires_at', '<', sql<Date>`now()`)]))
         .executeTakeFirst();
-      return taken.numUpdatedRows > 0n ? this.getRun(tenantId, runId) : undefined;
+      return taken.numUpdatedRows > 0n ? runs.getRun(tenantId, runId) : undefined;
     },
 
     /** Gives the lease back without ending the run (the instance stops): another takes it at once. */
@@ -504,13 +320,7 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
         .where('parent_run_id', '=', runId)
         .executeTakeFirstOrThrow();
       return {
-        usage: {
-          inputTokens: Number(row.input_tokens),
-          outputTokens: Number(row.output_tokens),
-          cachedInputTokens: Number(row.cached_input_tokens),
-          reasoningTokens: Number(row.reasoning_tokens),
-          totalTokens: Number(row.total_tokens),
-        },
+        usage: usageOfRow(row),
         cost:
           row.total_cost === null
             ? null
@@ -518,6 +328,7 @@ export function createWorkflowRepository(db: Kysely<RunDatabase>, cipher: Conten
       };
     },
   };
+  return { ...createWorkflowDefinitionStore(db), ...createWorkflowRequestStore(db, cipher), ...runs };
 }
 
 export type WorkflowRepository = ReturnType<typeof createWorkflowRepository>;
