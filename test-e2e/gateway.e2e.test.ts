@@ -270,6 +270,7 @@ describe('routing, prefix and documents', () => {
         'GET /hangar/api/workflow-runs/{id}/checkpoints',
         'GET /hangar/api/workflow-runs/{id}/requests',
         'POST /hangar/api/workflow-runs/{id}/requests/{requestId}',
+        'POST /hangar/api/images/generate',
         'GET /hangar/api/tool-servers',
         'GET /hangar/api/tool-servers/{name}',
         'PUT /hangar/api/tool-servers/{name}',

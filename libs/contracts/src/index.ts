@@ -35,6 +35,8 @@ export * as schedulePb from './generated/hangar/v1/schedules.js';
 export { ScheduleServiceDefinition } from './generated/hangar/v1/schedules.js';
 export * as workflowPb from './generated/hangar/v1/workflows.js';
 export { WorkflowServiceDefinition } from './generated/hangar/v1/workflows.js';
+export * as imagePb from './generated/hangar/v1/images.js';
+export { ImageServiceDefinition } from './generated/hangar/v1/images.js';
 export * as knowledgePb from './generated/hangar/v1/knowledge.js';
 export { KnowledgeServiceDefinition } from './generated/hangar/v1/knowledge.js';
 export * from './knowledge.js';
@@ -44,3 +46,4 @@ export { EvaluationServiceDefinition } from './generated/hangar/v1/evaluation.js
 export * as toolServerPb from './generated/hangar/v1/tool_servers.js';
 export { ToolServerServiceDefinition } from './generated/hangar/v1/tool_servers.js';
 export * from './json-depth.js';
+export * from './image-tool.js';

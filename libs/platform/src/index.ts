@@ -28,6 +28,7 @@ export * from './egress/fetch.js';
 export * from './egress/request-fetch.js';
 export * from './mcp/connect.js';
 export * from './providers/azure.js';
+export * from './providers/solid-png.js';
 export * from './names.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';

@@ -96,6 +96,32 @@ describe('configuration', () => {
     [{ HANGAR__Hangar__Api__AllowRemoteAccess: 'true' }, 'Hangar:Api:AllowRemoteAccess: cannot be true without'],
     [{ HANGAR__Tools__DefaultMaxOutputBytes: '10' }, 'Tools:DefaultMaxOutputBytes: must be at least 57 when set'],
     [{ HANGAR__Images__Enabled: 'true' }, 'Images:Provider: is required while Images:Enabled is true'],
+    [
+      { HANGAR__Images__Enabled: 'true', HANGAR__Images__Provider: 'nowhere', HANGAR__Images__Model: 'm' },
+      'Images:Provider: names no provider of Providers',
+    ],
+    [
+      {
+        HANGAR__Images__Enabled: 'true',
+        HANGAR__Images__Provider: 'claude',
+        HANGAR__Images__Model: 'm',
+        HANGAR__Providers__claude__Kind: 'Anthropic',
+      },
+      'Images:Provider: names a provider of Kind Anthropic, which has no image API',
+    ],
+    [
+      {
+        HANGAR__Images__Enabled: 'true',
+        HANGAR__Images__Provider: 'demo',
+        HANGAR__Images__Model: 'm',
+        HANGAR__Images__MaxImagesPerRequest: '0',
+      },
+      'Images:MaxImagesPerRequest: must be at least 1',
+    ],
+    [
+      { HANGAR__Pricing__Images__p__m__PerImage: '1', HANGAR__Pricing__Images__p__m__OutputCostPerMillionTokens: '2' },
+      'use PerImage or OutputCostPerMillionTokens, not both',
+    ],
     [{ HANGAR__Hangar__Api__Prefix: 'api/' }, 'Hangar:Api:Prefix'],
     [{ HANGAR__ContentGuard__Pattern__MaskedPii: 'Email,ShoeSize' }, 'ContentGuard:Pattern:MaskedPii:1'],
   ])('refuses %j naming the key', (env, expected) => {

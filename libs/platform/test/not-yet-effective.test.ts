@@ -23,6 +23,7 @@ const READ_WHERE_THE_SCAN_CANNOT_SEE: Record<string, string> = {
   'Stores:Postgres:CommandTimeoutSeconds': 'libs/platform/src/runtime/engines.ts, `store` is Postgres or Embedded',
   'Stores:Embedded:AutoApplyMigrations': 'libs/platform/src/runtime/engines.ts, `store` is Postgres or Embedded',
   'RunRecording:RecordToolPayloads': 'services/run-executor/src/runs/run-update.ts, recordedPayload(settings.RunRecording, …)',
+  'Pricing:Images': 'services/run-executor/src/images/image-pricing.ts, imageCharge(settings.Pricing, …) reads pricing.Images',
 };
 
 const captureLogger = () => {

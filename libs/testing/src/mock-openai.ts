@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { solidPng } from '@hangar/platform';
 import { writeEmbeddings, type MockEmbeddingReply, type RecordedEmbeddingRequest } from './mock-embeddings.js';
 
 /** What the mock answers to one chat-completions call. */
@@ -12,6 +13,18 @@ export type MockReply =
   | { toolCall: { name: string; args: Record<string, unknown> }; usage?: { prompt: number; completion: number } }
   | { status: number; body?: string }
   | { delayMs: number; then: MockReply };
+
+/** What the mock's image model answers: a failure, or images with token usage (none by default). */
+export type MockImageReply = { status: number } | { outputTokensPerImage: number };
+
+export interface RecordedImageRequest {
+  model: string;
+  prompt: string;
+  n: number | undefined;
+  size: string | undefined;
+  raw: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+}
 
 export interface RecordedRequest {
   /** Which wire protocol the call used; an Anthropic call is recorded in the chat-completions shape. */
@@ -77,6 +90,8 @@ export async function startMockOpenAI() {
   const requests: RecordedRequest[] = [];
   const embeddingRequests: RecordedEmbeddingRequest[] = [];
   const embeddingScripts = new Map<string, MockEmbeddingReply>();
+  const imageRequests: RecordedImageRequest[] = [];
+  const imageScripts = new Map<string, MockImageReply>();
   const scripts = new Map<string, MockReply[] | ((request: RecordedRequest) => MockReply)>();
   const openResponses = new Set<import('node:http').ServerResponse>();
   let peakOpen = 0;
@@ -102,6 +117,33 @@ export async function startMockOpenAI() {
 
   const server: Server = createServer(async (request, response) => {
     const path = new URL(request.url ?? '/', 'http://mock').pathname;
+    if (request.method === 'POST' && path.endsWith('/images/generations')) {
+      const body = JSON.parse(await readBody(request)) as Record<string, any>;
+      imageRequests.push({ model: body.model, prompt: body.prompt, n: body.n, size: body.size, raw: body, headers: request.headers });
+      const reply = imageScripts.get(body.model);
+      if (reply && 'status' in reply) {
+        response.writeHead(reply.status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: 'scripted image failure', type: 'server_error' } }));
+        return;
+      }
+      const count = Number(body.n ?? 1);
+      const image = solidPng(4, 4, [200, 40, 40]).toString('base64');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          created: Math.floor(Date.now() / 1000),
+          data: Array.from({ length: count }, () => ({ b64_json: image })),
+          ...(reply?.outputTokensPerImage !== undefined && {
+            usage: {
+              input_tokens: 10,
+              output_tokens: reply.outputTokensPerImage * count,
+              total_tokens: 10 + reply.outputTokensPerImage * count,
+            },
+          }),
+        }),
+      );
+      return;
+    }
     if (request.method === 'POST' && path.endsWith('/embeddings')) {
       const body = JSON.parse(await readBody(request)) as Record<string, any>;
       const input = Array.isArray(body.input) ? body.input : [body.input];
@@ -223,6 +265,12 @@ export async function startMockOpenAI() {
     scriptEmbeddings(model: string, reply: MockEmbeddingReply | undefined) {
       if (reply) embeddingScripts.set(model, reply);
       else embeddingScripts.delete(model);
+    },
+    /** Calls of `/images/generations`, in order; each answered with `n` small PNGs. */
+    imageRequests,
+    /** How an image model answers from now on: a failure, or usage with this many output tokens per image. */
+    scriptImages(model: string, reply: MockImageReply) {
+      imageScripts.set(model, reply);
     },
     /** The most calls that were open at once since the last reset. */
     peakConcurrency: () => peakOpen,

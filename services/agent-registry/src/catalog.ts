@@ -1,3 +1,4 @@
+import { IMAGE_TOOL_NAME } from '@hangar/contracts';
 import type { HangarConfig } from '@hangar/platform';
 
 export interface CatalogModel {
@@ -30,6 +31,23 @@ export const BUILT_IN_TOOLS: CatalogTool[] = [
   },
 ];
 
+/** `generate_image`, while Images:Enabled: the run executor draws, stores and prices the images. */
+export const IMAGE_TOOL: CatalogTool = {
+  name: IMAGE_TOOL_NAME,
+  description: 'Draws images for a prompt; they are stored as attachments and their ids returned.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      prompt: { type: 'string', description: 'What to draw' },
+      size: { type: 'string', description: "The image model's size, e.g. 1024x1024" },
+      n: { type: 'integer', minimum: 1, description: 'How many images; default 1' },
+    },
+    required: ['prompt'],
+    additionalProperties: false,
+  },
+  source: 'builtin',
+};
+
 /**
  * The model catalog comes from `Providers:*`. It is informative: a provider must be configured
  * for an agent to name it, but an unlisted model of a configured provider is accepted.
@@ -48,7 +66,9 @@ export function createCatalog(config: HangarConfig) {
       maxOutputTokens: settings.Models[model]?.MaxOutputTokens ?? settings.DefaultMaxOutputTokens ?? null,
     }));
   });
-  const tools = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
+  // Image generation adds its tool (SPEC: "enabling adds an image-generation tool").
+  const builtIn = config.Images.Enabled ? [...BUILT_IN_TOOLS, IMAGE_TOOL] : BUILT_IN_TOOLS;
+  const tools = new Map(builtIn.map((tool) => [tool.name, tool]));
 
   return {
     models: () => models,

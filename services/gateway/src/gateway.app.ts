@@ -16,6 +16,7 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
 import { workflowRoutes } from './routes/workflows.routes.js';
+import { imageRoutes } from './routes/images.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { evaluationRoutes } from './routes/evaluation/evaluation.routes.js';
@@ -54,6 +55,7 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...webhookRoutes,
     ...scheduleRoutes,
     ...workflowRoutes,
+    ...imageRoutes,
     ...toolServerRoutes,
     ...knowledgeRoutes,
     ...evaluationRoutes,

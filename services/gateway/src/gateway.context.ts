@@ -11,6 +11,7 @@ import type {
   RetentionPolicyServiceDefinition,
   ScheduleServiceDefinition,
   WorkflowServiceDefinition,
+  ImageServiceDefinition,
   ToolServerServiceDefinition,
   KnowledgeServiceDefinition,
   EvaluationServiceDefinition,
@@ -47,6 +48,8 @@ export interface GatewayContext {
   schedules: Client<typeof ScheduleServiceDefinition, CallerOptions>;
   /** Workflows and their runs (served by the run-executor process). */
   workflows: Client<typeof WorkflowServiceDefinition, CallerOptions>;
+  /** Image generation (served by the run-executor process). */
+  images: Client<typeof ImageServiceDefinition, CallerOptions>;
   /** MCP tool servers (served by the agent-registry process). */
   toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
   /** Knowledge collections, documents and search. */

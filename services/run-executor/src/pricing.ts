@@ -22,3 +22,13 @@ export function costOf(usage: Usage, prices: PriceSnapshot, currency: string | n
   if (populated.length === 0) return null;
   return { input, output, cachedInput, total: populated.reduce((sum, value) => sum + value, 0), currency: currency ?? 'USD' };
 }
+
+/**
+ * A run's cost with what its image tool drew (Pricing:Images) added to the total; a run whose model
+ * was not priced but whose images were costs its images.
+ */
+export function withImageCost(cost: Cost | null, imageCost: number | null, currency: string | null): Cost | null {
+  if (imageCost === null) return cost;
+  if (cost === null) return { input: null, output: null, cachedInput: null, total: imageCost, currency: currency ?? 'USD' };
+  return { ...cost, total: cost.total + imageCost };
+}

@@ -2,6 +2,7 @@ import { createExperimentVariants } from './clients/experiment-variants.js';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  ImageServiceDefinition,
   RetentionServiceDefinition,
   RUN_EVENTS_TOPIC,
   RunExecutorServiceDefinition,
@@ -54,6 +55,9 @@ import { createScheduleService } from './schedules/schedule.service.js';
 import { createScheduler } from './schedules/scheduler.js';
 import { scheduleGrpc } from './schedules/schedules.grpc.js';
 import { createWorkflowRepository } from './workflows/workflow.repository.js';
+import { createImageGenerator } from './images/image-generator.js';
+import { createImageService } from './images/image.service.js';
+import { imageGrpc } from './images/images.grpc.js';
 import { createWorkflowWorker } from './workflows/workflow-worker.js';
 import { workflowGrpc } from './workflows/workflows.grpc.js';
 
@@ -122,6 +126,13 @@ export const runExecutorModule = grpcServiceModule({
     // Tenants' own provider endpoints are checked on every connection (SPEC "Network egress and webhooks").
     const tenantEgress = createGuardedFetch({ allowPrivateNetworkTargets: config.Egress.AllowPrivateNetworkTargets });
     const operatorEgress = createDirectFetch();
+    // Images:Provider is the operator's configuration (checked at start): its calls go out unguarded, like the global model providers'.
+    const images = config.Images;
+    const imageService = createImageService({
+      generator: images.Enabled ? createImageGenerator(config.Providers[images.Provider!], images.Model!, operatorEgress.fetch) : undefined,
+      attachments: clients.attachmentWriter,
+      settings: config,
+    });
     const engine = createRunEngine({
       config,
       logger,
@@ -131,6 +142,7 @@ export const runExecutorModule = grpcServiceModule({
       shipDirect: outbox ? undefined : (records) => engines.eventLog.append(RUN_EVENTS_TOPIC, records),
       agents: cachedAgents.agents,
       experiments: experiments.variants,
+      images: config.Images.Enabled ? imageService : undefined,
       sessions: clients.sessions,
       skills: clients.skills,
       attachments: clients.attachments,
@@ -185,6 +197,7 @@ export const runExecutorModule = grpcServiceModule({
     });
     grpc.server.add(ScheduleServiceDefinition, scheduleGrpc(schedules));
     grpc.server.add(WorkflowServiceDefinition, workflowGrpc(engine.workflows));
+    grpc.server.add(ImageServiceDefinition, imageGrpc(imageService));
     // Scheduling:Enabled and RunWorker switch this instance's background work off: it neither fires schedules nor executes jobs.
     const background = scheduling.Enabled && scheduling.RunWorker;
     const worker = background

@@ -1144,6 +1144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/images/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate images
+         * @description Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images. 404 while Images:Enabled is false; 503 when the image provider fails.
+         */
+        post: operations["generateImages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tool-servers": {
         parameters: {
             query?: never;
@@ -3221,9 +3241,9 @@ export interface components {
             entries: string[];
         };
         WorkflowRunRequest: {
-            /** @description What the entry steps are given: text or any JSON value (up to 256 KiB) */
+            /** @description What the entry steps are given: text or any JSON value (up to 256 KiB, 20 levels deep) */
             input: unknown;
-            /** @description Read by transform templates as {{parameters.<name>}} */
+            /** @description Read by transform templates as {{parameters.<name>}} (up to 50) */
             parameters?: {
                 [key: string]: string;
             };
@@ -3287,8 +3307,28 @@ export interface components {
             answeredAt: string | null;
         };
         WorkflowAnswer: {
-            /** @description Text or any JSON value (up to 64 KiB) */
+            /** @description Text or any JSON value (up to 64 KiB, 20 levels deep) */
             answer: unknown;
+        };
+        GeneratedImages: {
+            /** @description Each image, stored as an attachment (its bytes at GET /api/attachments/{id}) */
+            images: components["schemas"]["AttachmentDescriptor"][];
+            provider: string;
+            model: string;
+            /** @description The size asked for; null: the provider’s default */
+            size: string | null;
+            /** @description Images generated: what is priced */
+            quantity: number;
+            /** @description Per Pricing:Images; null when no price applies */
+            cost: number | null;
+            currency: string;
+        };
+        GenerateImagesRequest: {
+            prompt: string;
+            /** @description The provider’s own size string, e.g. 1024x1024 (SizeMultipliers match it exactly) */
+            size?: string;
+            n?: number;
+            sessionId?: string;
         };
         ToolServer: {
             name: string;
@@ -11415,6 +11455,132 @@ export interface operations {
             /** @description Unexpected error (no internals are shown; quote the traceId) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    generateImages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GenerateImagesRequest"];
+            };
+        };
+        responses: {
+            /** @description The images, stored */
+            200: {
+                headers: {
+                    /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeneratedImages"];
+                };
+            };
+            /** @description No prompt, a bad size, or more images than Images:MaxImagesPerRequest */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Image generation is off (Images:Enabled false) */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The image provider failed */
+            503: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -103,6 +103,9 @@ export const operationTable = {
     listRequests: { operationId: 'listWorkflowRequests', method: 'get', path: '/api/workflow-runs/{id}/requests', pathParams: ['id'], body: 'none', response: 'json' },
     answerRequest: { operationId: 'answerWorkflowRequest', method: 'post', path: '/api/workflow-runs/{id}/requests/{requestId}', pathParams: ['id', 'requestId'], body: 'json', response: 'json' },
   },
+  images: {
+    generate: { operationId: 'generateImages', method: 'post', path: '/api/images/generate', pathParams: [], body: 'json', response: 'json' },
+  },
   toolServers: {
     list: { operationId: 'listToolServers', method: 'get', path: '/api/tool-servers', pathParams: [], body: 'none', response: 'json' },
     get: { operationId: 'getToolServer', method: 'get', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'json' },
@@ -356,6 +359,10 @@ export interface GeneratedGroups {
     listRequests(id: PathParam<'listWorkflowRequests', 'id'>, options?: CallOptions): Promise<JsonResult<'listWorkflowRequests'>>;
     /** `POST /api/workflow-runs/{id}/requests/{requestId}`: Answer a human-input request */
     answerRequest(id: PathParam<'answerWorkflowRequest', 'id'>, requestId: PathParam<'answerWorkflowRequest', 'requestId'>, body: JsonBody<'answerWorkflowRequest'>, options?: IdempotentCallOptions): Promise<JsonResult<'answerWorkflowRequest'>>;
+  };
+  images: {
+    /** `POST /api/images/generate`: Generate images */
+    generate(body: JsonBody<'generateImages'>, options?: IdempotentCallOptions): Promise<JsonResult<'generateImages'>>;
   };
   toolServers: {
     /** `GET /api/tool-servers`: List tool servers */

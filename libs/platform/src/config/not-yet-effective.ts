@@ -21,14 +21,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',
   ],
-  // API.md "Images and voice".
-  Images: [
-    'Images:Enabled',
-    'Images:Provider',
-    'Images:Model',
-    'Images:MaxImagesPerRequest',
-    'Pricing:Images',
-  ],
   // Verifying a signature: Hangar signs webhooks but receives none (the client's verify helper will read it).
   'Webhook signature verification': [
     'Webhooks:SignatureTolerance',

@@ -1,3 +1,4 @@
+import { IMAGE_TOOL_NAME } from '@hangar/contracts';
 import { z } from 'zod';
 import { bool, duration, int, list, nullable, num } from './values.js';
 
@@ -510,6 +511,22 @@ export const ConfigSchema = z
         ctx.addIssue({ code: 'custom', path: ['Images', 'Model'], message: 'is required while Images:Enabled is true' });
       if (config.Images.MaxImagesPerRequest < 1)
         ctx.addIssue({ code: 'custom', path: ['Images', 'MaxImagesPerRequest'], message: 'must be at least 1' });
+      // The image tool draws inside the model's turn; a tool that waits for approval is executed outside it, without the run.
+      if (config.Approvals.RequiredTools.includes(IMAGE_TOOL_NAME))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['Approvals', 'RequiredTools'],
+          message: `names ${IMAGE_TOOL_NAME}, which cannot wait for an approval yet`,
+        });
+      const provider = config.Images.Provider ? config.Providers[config.Images.Provider] : undefined;
+      if (config.Images.Provider && !provider)
+        ctx.addIssue({ code: 'custom', path: ['Images', 'Provider'], message: 'names no provider of Providers' });
+      if (provider?.Kind === 'Anthropic')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['Images', 'Provider'],
+          message: 'names a provider of Kind Anthropic, which has no image API (OpenAI, AzureOpenAI, OpenAICompatible or Demo can draw)',
+        });
     }
     const api = config.Hangar.Api;
     if (api.Jwt.Enabled && !api.Jwt.JwksUri && !api.Jwt.Jwks) {

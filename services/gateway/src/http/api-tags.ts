@@ -18,6 +18,8 @@ export const API_TAGS = {
     'Eval suites: cases with graders (exact, contains, regex, JSON Schema, a judge agent), runs of an agent version over every case (runs of kind Evaluation), results per case and aggregate, and two runs compared.',
   Experiments:
     'Weighted variants over an agent’s versions (sticky per session, runs labelled with their variant) and canaries whose share grows while their online score holds and that roll back when it does not; results per variant.',
+  Images:
+    'Images drawn by the configured image model (Images:Enabled), stored as attachments and priced per Pricing:Images; absent (404) while image generation is off.',
   Workflows:
     'Versioned graphs of agent, human-input and transform steps with conditional edges, fan-out and fan-in, run in super steps with a checkpoint after each; pending questions answered from any instance; a run that lost its instance resumes from its last checkpoint.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',

@@ -7,7 +7,7 @@ import { defineRoute } from '../http/route.js';
 
 const TAG = 'Attachments';
 
-const DescriptorSchema = z
+export const DescriptorSchema = z
   .object({
     id: z.uuid(),
     fileName: z.string(),
@@ -21,7 +21,7 @@ const DescriptorSchema = z
 
 const AttachmentParams = z.object({ id: z.string().describe('Attachment id (uuid)') });
 
-const descriptorJson = (attachment: attachmentPb.AttachmentDescriptor | undefined) => ({
+export const descriptorJson = (attachment: attachmentPb.AttachmentDescriptor | undefined) => ({
   id: attachment!.id,
   fileName: attachment!.fileName,
   mediaType: attachment!.mediaType,

@@ -13,6 +13,7 @@ import { createChannel, createServiceClient, HangarError, type ServiceName } fro
 import type {
   AgentLoader,
   AttachmentReader,
+  AttachmentWriter,
   AuditWriter,
   SessionGateway,
   SkillGateway,
@@ -71,6 +72,26 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
       }
       if (!descriptor) throw new HangarError('unavailable', `attachment ${id} came without its descriptor`, {}, 'service_unavailable');
       return { id, fileName: descriptor.fileName, mediaType: descriptor.mediaType, bytes: Buffer.concat(chunks) };
+    },
+  };
+
+  const attachmentWriter: AttachmentWriter = {
+    async store(caller, file, signal) {
+      async function* parts() {
+        yield { part: { $case: 'header' as const, value: { fileName: file.fileName, sessionId: file.sessionId } } };
+        yield { part: { $case: 'chunk' as const, value: file.bytes } };
+      }
+      const { attachment } = await attachmentClient.uploadAttachment(parts(), { caller, signal });
+      if (!attachment) throw new HangarError('unavailable', 'the attachment service stored no attachment', {}, 'service_unavailable');
+      return {
+        id: attachment.id,
+        fileName: attachment.fileName,
+        mediaType: attachment.mediaType,
+        size: Number(attachment.size),
+        sha256: attachment.sha256,
+        sessionId: attachment.sessionId ?? null,
+        createdAt: attachment.createdAt!,
+      };
     },
   };
 
@@ -180,6 +201,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
   return {
     agents,
     attachments,
+    attachmentWriter,
     sessions,
     skills,
     audit,

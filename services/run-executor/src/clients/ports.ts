@@ -73,6 +73,22 @@ export interface AttachmentReader {
   read(caller: Caller, id: string): Promise<AttachmentContent>;
 }
 
+/** A stored attachment as the attachment service describes it. */
+export interface StoredAttachment {
+  id: string;
+  fileName: string;
+  mediaType: string;
+  size: number;
+  sha256: string;
+  sessionId: string | null;
+  createdAt: string;
+}
+
+/** Stores bytes as an attachment of the caller's tenant (checked by signature like any upload). */
+export interface AttachmentWriter {
+  store(caller: Caller, file: { fileName: string; bytes: Buffer; sessionId?: string }, signal?: AbortSignal): Promise<StoredAttachment>;
+}
+
 /** Writes an entry to the governance audit trail for the caller. */
 export type { AuditWriter } from '@hangar/platform';
 

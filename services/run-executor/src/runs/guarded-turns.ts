@@ -9,7 +9,7 @@ import { modelMessages } from './run-messages.js';
 import { ZERO_USAGE, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
 import type { RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
-import type { AskAgent, ToolSets } from './tool-set.js';
+import type { AskAgent, RunToolContext, ToolSets } from './tool-set.js';
 
 export interface GuardedTurnsDeps {
   tools: ToolSets;
@@ -32,6 +32,8 @@ export interface TurnsInput {
   blockedInput: boolean;
   spent: { usage: Usage };
   humanWait: HumanWait | undefined;
+  /** Adds what the run's image tool drew to the run's charges. */
+  chargeImages: RunToolContext['chargeImages'];
   /** Runs a callable agent as a child; `announce` hands its updates to this run's stream. */
   askAgent: (agentName: string, message: string, announce: (update: RunUpdate) => Promise<void>) => ReturnType<AskAgent>;
 }
@@ -56,8 +58,11 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
     const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
     // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
     const pending: RunUpdate[] = [];
-    const { tools, skillInstructions } = await deps.tools.toolsFor(caller, definition, (agentName, message) =>
-      input.askAgent(agentName, message, async (update) => void pending.push(update)),
+    const { tools, skillInstructions } = await deps.tools.toolsFor(
+      caller,
+      definition,
+      (agentName, message) => input.askAgent(agentName, message, async (update) => void pending.push(update)),
+      { sessionId: request.sessionId, signal, chargeImages: input.chargeImages },
     );
     const result = yield* deps.modelTurns({
       runId: run.id,

@@ -55,6 +55,7 @@ import type { KnowledgeTools } from '../knowledge/knowledge-tools.js';
 import type { McpTools } from '../mcp/mcp-tools.js';
 import type { SpanRepository } from '../traces/span.repository.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
+import type { ImageService } from '../images/image.service.js';
 import type { WorkflowRepository } from '../workflows/workflow.repository.js';
 import { createWorkflowRunner } from '../workflows/workflow-runner.js';
 import { createWorkflowService } from '../workflows/workflow.service.js';
@@ -99,6 +100,8 @@ export interface RunEngineDeps {
   knowledgeTools: KnowledgeTools;
   /** Tells the run span recorder of this engine which runs are its own (spans of other engines in the process are not). */
   runSpanClaims?: RunSpanClaims;
+  /** Image generation, for agents' `generate_image` tool (Images:Enabled). */
+  images?: Pick<ImageService, 'generate'>;
   /** The agents' running experiments (the evaluation service's). */
   experiments?: ExperimentVariants;
 }
@@ -136,6 +139,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     skills: deps.skills,
     mcp: deps.mcpTools,
     knowledge: deps.knowledgeTools,
+    images: deps.images,
     settings: config,
   });
   const approvals = createApprovals({

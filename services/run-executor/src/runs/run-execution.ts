@@ -7,7 +7,7 @@ import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
 import { announceStored, createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
-import { costOf, priceFor } from '../pricing.js';
+import { costOf, priceFor, withImageCost } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
 import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
@@ -229,6 +229,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
     let ended = false;
     // What the run spent so far; a run that ends mid-turn records the steps finished until then.
     const spent = { usage: ZERO_USAGE };
+    // What its image tool drew, priced (null: nothing priced); part of the run's cost.
+    let imageCost: number | null = null;
 
     /** Records the run's end once: its row, then its terminal event after every event before it. */
     async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
@@ -320,6 +322,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
               blockedInput: blockedInput === true,
               spent,
               humanWait: context.humanWait,
+              chargeImages: (charge) => {
+                if (charge.cost !== null) imageCost = (imageCost ?? 0) + charge.cost;
+              },
               askAgent: async (agentName, message, announce) => {
                 await rowWritten;
                 return runChild(caller, agentName, message, run, budget, signal, announce, emit, context.humanWait);
@@ -335,7 +340,8 @@ export function createRunExecution(deps: RunExecutionDeps) {
       const outcome = yield* updates;
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
-      const cost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
+      const modelCost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
+      const cost = withImageCost(modelCost, imageCost, settings.Pricing.Currency);
       // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.
       budget.tokens += outcome.usage.totalTokens;
       budget.cost += cost?.total ?? 0;

@@ -1,5 +1,7 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import { KNOWLEDGE_REFERENCE_PREFIX, MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
+import { IMAGE_TOOL_NAME, KNOWLEDGE_REFERENCE_PREFIX, MCP_REFERENCE_PREFIX, type AgentDefinition } from '@hangar/contracts';
+import type { ImageCharge } from '../images/image-pricing.js';
+import type { ImageService } from '../images/image.service.js';
 import { HangarError, type Caller, type HangarConfig } from '@hangar/platform';
 import type { RunSkill, SkillGateway, ToolCatalog } from '../clients/ports.js';
 import type { KnowledgeTools } from '../knowledge/knowledge-tools.js';
@@ -7,8 +9,17 @@ import type { McpTools } from '../mcp/mcp-tools.js';
 import { BUILT_IN_EXECUTORS } from '../tools.js';
 import { modelToolName } from './tool-names.js';
 
+/** What a run's tools need of the run itself: its session, and where the images it draws are charged. */
+export interface RunToolContext {
+  sessionId?: string;
+  signal: AbortSignal;
+  chargeImages: (charge: ImageCharge) => void;
+}
+
 export interface ToolSetDeps {
   toolCatalog: ToolCatalog;
+  /** Image generation, for the `generate_image` tool (present while Images:Enabled). */
+  images?: Pick<ImageService, 'generate'>;
   skills: SkillGateway;
   mcp: Pick<McpTools, 'toolsFor'>;
   knowledge: Pick<KnowledgeTools, 'toolsFor'>;
@@ -19,6 +30,12 @@ export interface ToolSetDeps {
 export interface RunTools {
   tools: ToolSet;
   skillInstructions: string | undefined;
+}
+
+interface ImageToolInput {
+  prompt?: unknown;
+  size?: string;
+  n?: number;
 }
 
 /** Asks a callable agent as a child run and returns what the model gets back. */
@@ -39,7 +56,7 @@ export function createToolSets(deps: ToolSetDeps) {
     runCatalogTool,
     needsApproval: (toolName: string) => approvalRequired.has(toolName),
 
-    async toolsFor(caller: Caller, definition: AgentDefinition, askAgent: AskAgent): Promise<RunTools> {
+    async toolsFor(caller: Caller, definition: AgentDefinition, askAgent: AskAgent, run: RunToolContext): Promise<RunTools> {
       const mcpReferences = definition.tools.filter((name) => name.startsWith(MCP_REFERENCE_PREFIX));
       const knowledgeReferences = definition.tools.filter((name) => name.startsWith(KNOWLEDGE_REFERENCE_PREFIX));
       const [catalog, skills, mcpTools, knowledgeTools] = await Promise.all([
@@ -63,6 +80,14 @@ export function createToolSets(deps: ToolSetDeps) {
       }
       for (const name of definition.tools) {
         const entry = catalog.get(name);
+        if (name === IMAGE_TOOL_NAME && entry && deps.images) {
+          tools[name] = tool({
+            description: entry.description,
+            inputSchema: jsonSchema<Record<string, unknown>>(entry.inputSchema as never),
+            execute: (input) => drawImages(caller, deps.images!, input as ImageToolInput, run),
+          });
+          continue;
+        }
         if (!entry || !BUILT_IN_EXECUTORS[name]) continue; // a reference that disappeared since the agent was saved
         const inputSchema = jsonSchema<Record<string, unknown>>(entry.inputSchema as never);
         // A tool that needs approval has no execute: the model's turn ends at its call, and the run
@@ -74,6 +99,22 @@ export function createToolSets(deps: ToolSetDeps) {
       return { tools, skillInstructions: skills.length ? skills.map(skillPrompt).join('\n\n') : undefined };
     },
   };
+
+  /** `generate_image`: the images stored as attachments of the run's tenant (in its session), their charge added to the run. */
+  async function drawImages(caller: Caller, images: Pick<ImageService, 'generate'>, input: ImageToolInput, run: RunToolContext) {
+    const generated = await images.generate(
+      caller,
+      { prompt: String(input.prompt ?? ''), size: input.size, count: input.n, sessionId: run.sessionId },
+      run.signal,
+    );
+    run.chargeImages(generated.charge);
+    return {
+      images: generated.images.map((image) => ({ attachmentId: image.id, fileName: image.fileName, mediaType: image.mediaType })),
+      quantity: generated.charge.quantity,
+      cost: generated.charge.cost,
+      currency: generated.charge.currency,
+    };
+  }
 
   /** `read_resource` for the skills' resources, and one tool per script that may run now. */
   function skillTools(caller: Caller, skills: RunSkill[]): ToolSet {

@@ -1,0 +1,165 @@
+import { allInOneModules } from '@hangar/all-in-one';
+import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { expectProblem } from '@hangar/testing/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * API.md "Images and voice", images: POST /api/images/generate against a mock OpenAI image API over
+ * real HTTP (small PNGs), each image stored as an attachment, priced per Pricing:Images; the Demo
+ * provider draws offline; the route is absent while Images:Enabled is false.
+ */
+
+const acme = { 'x-hangar-tenant': 'acme' };
+const globex = { 'x-hangar-tenant': 'globex' };
+const PNG_SIGNATURE = '89504e470d0a1a0a';
+let mock: MockOpenAI;
+let priced: HangarUnderTest;
+let demo: HangarUnderTest;
+let off: HangarUnderTest;
+
+const generate = (target: HangarUnderTest, body: unknown, headers = acme) =>
+  target.request('POST', '/api/images/generate', { body, headers });
+
+beforeAll(async () => {
+  mock = await startMockOpenAI();
+  const tenancy = { Tenancy: { Enabled: true, AllowHeaderResolution: true } };
+  priced = await startHangar({
+    modules: allInOneModules(),
+    overrides: {
+      ...tenancy,
+      Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, ApiKey: 'sk-images' } },
+      Images: { Enabled: true, Provider: 'mock', Model: 'painter', MaxImagesPerRequest: 3 },
+      Pricing: { Currency: 'EUR', Images: { mock: { painter: { PerImage: 0.04, SizeMultipliers: { '1024x1536': 1.5 } } } } },
+    },
+  });
+  demo = await startHangar({
+    modules: allInOneModules(),
+    overrides: {
+      ...tenancy,
+      Images: { Enabled: true, Provider: 'demo', Model: 'sketch' },
+      Pricing: { Images: { demo: { sketch: { OutputCostPerMillionTokens: 10 } } } },
+    },
+  });
+  off = await startHangar({ modules: allInOneModules(), overrides: tenancy });
+  // An agent that draws once, then says it is done.
+  mock.script('artist', (request) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? { text: 'here it is' }
+      : { toolCall: { name: 'generate_image', args: { prompt: 'a cat on a roof', size: '1024x1536' } } },
+  );
+  const artist = await priced.request('POST', '/api/agents', {
+    body: { name: 'artist', model: { provider: 'mock', model: 'artist' }, tools: ['generate_image'] },
+    headers: acme,
+  });
+  expect(artist.status, artist.text).toBe(201);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([priced?.stop(), demo?.stop(), off?.stop()]);
+  await mock?.close();
+});
+
+describe('image generation', () => {
+  it('stores each image as an attachment of the caller (in its session) and prices them per image and size', async () => {
+    const answer = await generate(priced, { prompt: 'a red square', n: 2, size: '1024x1536', sessionId: 'studio' });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ provider: 'mock', model: 'painter', size: '1024x1536', quantity: 2, currency: 'EUR' });
+    expect(answer.body.cost).toBeCloseTo(0.12);
+    expect(answer.body.images).toHaveLength(2);
+    expect(answer.body.images[0]).toMatchObject({ mediaType: 'image/png', sessionId: 'studio', size: expect.any(Number) });
+    const sent = mock.imageRequests.at(-1)!;
+    expect(sent).toMatchObject({ model: 'painter', prompt: 'a red square', n: 2, size: '1024x1536' });
+    expect(sent.headers.authorization).toBe('Bearer sk-images');
+
+    const download = await fetch(`${priced.url}/api/attachments/${answer.body.images[0].id}`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, ...acme },
+    });
+    expect(download.status).toBe(200);
+    expect(
+      Buffer.from(await download.arrayBuffer())
+        .subarray(0, 8)
+        .toString('hex'),
+    ).toBe(PNG_SIGNATURE);
+    const listed = (await priced.request('GET', '/api/attachments?sessionId=studio', { headers: acme })).body;
+    expect(listed.map((attachment: { id: string }) => attachment.id).sort()).toEqual(
+      answer.body.images.map((image: { id: string }) => image.id).sort(),
+    );
+    // Another tenant's caller sees none of them.
+    expectProblem(await priced.request('GET', `/api/attachments/${answer.body.images[0].id}`, { headers: globex }), 404, 'not_found');
+  });
+
+  it('prices a size without a multiplier at the plain price', async () => {
+    const answer = await generate(priced, { prompt: 'a small square', size: '1024x1024' });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.cost).toBeCloseTo(0.04);
+    expect(answer.body.quantity).toBe(1);
+  });
+
+  it('refuses more images than Images:MaxImagesPerRequest, a bad size or no prompt, calling no provider', async () => {
+    const calls = mock.imageRequests.length;
+    expectProblem(await generate(priced, { prompt: 'many', n: 4 }), 400, 'validation_failed');
+    expectProblem(await generate(priced, { prompt: 'odd', size: 'huge' }), 400, 'validation_failed');
+    expectProblem(await generate(priced, { prompt: '' }), 400, 'validation_failed');
+    expectProblem(await generate(priced, { prompt: 'x', extra: true }), 400, 'validation_failed');
+    expect(mock.imageRequests.length).toBe(calls);
+  });
+
+  it('answers 503 when the image provider fails, storing nothing', async () => {
+    mock.scriptImages('painter', { status: 500 });
+    try {
+      const before = (await priced.request('GET', '/api/attachments?sessionId=failing', { headers: acme })).body;
+      const answer = await generate(priced, { prompt: 'will fail', sessionId: 'failing' });
+      expect(answer.status, answer.text).toBe(503);
+      expect(answer.headers.get('content-type')).toContain('application/problem+json');
+      expect((await priced.request('GET', '/api/attachments?sessionId=failing', { headers: acme })).body).toEqual(before);
+    } finally {
+      mock.scriptImages('painter', { outputTokensPerImage: 0 });
+    }
+  });
+
+  it('draws offline with the Demo provider: a quantity, no cost where the price wants tokens it did not report', async () => {
+    const answer = await generate(demo, { prompt: 'a calm sea', size: '32x32' });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ provider: 'demo', model: 'sketch', quantity: 1, cost: null });
+    const download = await fetch(`${demo.url}/api/attachments/${answer.body.images[0].id}`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, ...acme },
+    });
+    expect(
+      Buffer.from(await download.arrayBuffer())
+        .subarray(0, 8)
+        .toString('hex'),
+    ).toBe(PNG_SIGNATURE);
+  });
+
+  it('is absent (404) while Images:Enabled is false, and so is its tool', async () => {
+    expectProblem(await generate(off, { prompt: 'anything' }), 404, 'not_found');
+    const refused = await off.request('POST', '/api/agents', {
+      body: { name: 'artist', model: { provider: 'demo', model: 'echo' }, tools: ['generate_image'] },
+      headers: acme,
+    });
+    expectProblem(refused, 400, 'validation_failed');
+    const catalog = (await off.request('GET', '/api/tools', { headers: acme })).body as Array<{ name: string }>;
+    expect(catalog.map((entry) => entry.name)).not.toContain('generate_image');
+  });
+
+  it('gives agents a generate_image tool: the images are stored in the run’s session and priced into the run’s cost', async () => {
+    const answer = await priced.request('POST', '/api/agents/artist/run', {
+      body: { message: 'draw me a cat', sessionId: 'gallery' },
+      headers: { ...acme, 'idempotency-key': 'artist-1' },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.output.text).toBe('here it is');
+    const run = (await priced.request('GET', `/api/runs/${answer.body.runId}`, { headers: acme })).body;
+    // The chat model has no price; the image's (0.04 × 1.5 for 1024x1536) is the run's cost.
+    expect(run.cost).toMatchObject({ currency: 'EUR' });
+    expect(run.cost.total).toBeCloseTo(0.06);
+    const stored = (await priced.request('GET', '/api/attachments?sessionId=gallery', { headers: acme })).body;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].mediaType).toBe('image/png');
+    const toolResult = mock.requests
+      .filter((request) => request.model === 'artist')
+      .at(-1)!
+      .messages.find((message) => message.role === 'tool');
+    expect(JSON.stringify(toolResult?.content)).toContain(stored[0].id);
+  });
+});
