@@ -117,7 +117,28 @@ describe('image generation', () => {
     }
   });
 
+  it('tells a request the provider refused (400) from a provider that failed or answered nonsense (503)', async () => {
+    try {
+      mock.scriptImages('painter', { status: 400 });
+      const refused = await generate(priced, { prompt: 'something it will not draw' });
+      expectProblem(refused, 400, 'provider_refused');
+      mock.scriptImages('painter', { raw: 'this is not JSON' });
+      expectProblem(await generate(priced, { prompt: 'garbled' }), 503, 'provider_error');
+      mock.scriptImages('painter', { raw: JSON.stringify({ data: 'not a list' }) });
+      expectProblem(await generate(priced, { prompt: 'empty' }), 503, 'provider_error');
+      // Not a PNG at all: the attachment rules refuse it, and that is the provider's failure too.
+      mock.scriptImages('painter', { raw: JSON.stringify({ data: [{ b64_json: Buffer.from('plain words').toString('base64') }] }) });
+      expectProblem(await generate(priced, { prompt: 'words', sessionId: 'words' }), 503, 'provider_error');
+      expect((await priced.request('GET', '/api/attachments?sessionId=words', { headers: acme })).body).toEqual([]);
+    } finally {
+      mock.scriptImages('painter', { outputTokensPerImage: 0 });
+    }
+  });
+
   it('draws offline with the Demo provider: a quantity, no cost where the price wants tokens it did not report', async () => {
+    const auto = await generate(demo, { prompt: 'any size', size: 'auto' });
+    expect(auto.status, auto.text).toBe(200);
+    expect(auto.body.images[0].size).toBeGreaterThan(60);
     const answer = await generate(demo, { prompt: 'a calm sea', size: '32x32' });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body).toMatchObject({ provider: 'demo', model: 'sketch', quantity: 1, cost: null });

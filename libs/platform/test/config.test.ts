@@ -122,6 +122,11 @@ describe('configuration', () => {
       { HANGAR__Pricing__Images__p__m__PerImage: '1', HANGAR__Pricing__Images__p__m__OutputCostPerMillionTokens: '2' },
       'use PerImage or OutputCostPerMillionTokens, not both',
     ],
+    [{ HANGAR__Pricing__Images__p__m__SizeMultipliers__1024x1024: '2' }, 'an image price needs PerImage or OutputCostPerMillionTokens'],
+    [
+      { HANGAR__Pricing__Images__p__m__OutputCostPerMillionTokens: '2', HANGAR__Pricing__Images__p__m__SizeMultipliers__1024x1024: '2' },
+      'multiply PerImage, which this price does not set',
+    ],
     [{ HANGAR__Hangar__Api__Prefix: 'api/' }, 'Hangar:Api:Prefix'],
     [{ HANGAR__ContentGuard__Pattern__MaskedPii: 'Email,ShoeSize' }, 'ContentGuard:Pattern:MaskedPii:1'],
   ])('refuses %j naming the key', (env, expected) => {

@@ -15,7 +15,7 @@ export type MockReply =
   | { delayMs: number; then: MockReply };
 
 /** What the mock's image model answers: a failure, or images with token usage (none by default). */
-export type MockImageReply = { status: number } | { outputTokensPerImage: number };
+export type MockImageReply = { status: number } | { outputTokensPerImage: number } | { raw: string };
 
 export interface RecordedImageRequest {
   model: string;
@@ -124,6 +124,11 @@ export async function startMockOpenAI() {
       if (reply && 'status' in reply) {
         response.writeHead(reply.status, { 'content-type': 'application/json' });
         response.end(JSON.stringify({ error: { message: 'scripted image failure', type: 'server_error' } }));
+        return;
+      }
+      if (reply && 'raw' in reply) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(reply.raw);
         return;
       }
       const count = Number(body.n ?? 1);

@@ -32,7 +32,7 @@ export const BUILT_IN_TOOLS: CatalogTool[] = [
 ];
 
 /** `generate_image`, while Images:Enabled: the run executor draws, stores and prices the images. */
-export const IMAGE_TOOL: CatalogTool = {
+export const imageTool = (maxImages: number): CatalogTool => ({
   name: IMAGE_TOOL_NAME,
   description: 'Draws images for a prompt; they are stored as attachments and their ids returned.',
   inputSchema: {
@@ -40,13 +40,13 @@ export const IMAGE_TOOL: CatalogTool = {
     properties: {
       prompt: { type: 'string', description: 'What to draw' },
       size: { type: 'string', description: "The image model's size, e.g. 1024x1024" },
-      n: { type: 'integer', minimum: 1, description: 'How many images; default 1' },
+      n: { type: 'integer', minimum: 1, maximum: maxImages, description: 'How many images; default 1' },
     },
     required: ['prompt'],
     additionalProperties: false,
   },
   source: 'builtin',
-};
+});
 
 /**
  * The model catalog comes from `Providers:*`. It is informative: a provider must be configured
@@ -67,7 +67,7 @@ export function createCatalog(config: HangarConfig) {
     }));
   });
   // Image generation adds its tool (SPEC: "enabling adds an image-generation tool").
-  const builtIn = config.Images.Enabled ? [...BUILT_IN_TOOLS, IMAGE_TOOL] : BUILT_IN_TOOLS;
+  const builtIn = config.Images.Enabled ? [...BUILT_IN_TOOLS, imageTool(config.Images.MaxImagesPerRequest)] : BUILT_IN_TOOLS;
   const tools = new Map(builtIn.map((tool) => [tool.name, tool]));
 
   return {

@@ -129,8 +129,11 @@ export const runExecutorModule = grpcServiceModule({
     // Images:Provider is the operator's configuration (checked at start): its calls go out unguarded, like the global model providers'.
     const images = config.Images;
     const imageService = createImageService({
-      generator: images.Enabled ? createImageGenerator(config.Providers[images.Provider!], images.Model!, operatorEgress.fetch) : undefined,
+      generator: images.Enabled
+        ? createImageGenerator(config.Providers[images.Provider!], images.Model!, operatorEgress.fetch, config.Attachments.MaxBytes)
+        : undefined,
       attachments: clients.attachmentWriter,
+      audit: auditOrLog(clients.audit, logger),
       settings: config,
     });
     const engine = createRunEngine({

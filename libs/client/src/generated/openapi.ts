@@ -3327,6 +3327,7 @@ export interface components {
             prompt: string;
             /** @description The provider’s own size string, e.g. 1024x1024 (SizeMultipliers match it exactly) */
             size?: string;
+            /** @description At most Images:MaxImagesPerRequest */
             n?: number;
             sessionId?: string;
         };
@@ -11496,7 +11497,7 @@ export interface operations {
                     "application/json": components["schemas"]["GeneratedImages"];
                 };
             };
-            /** @description No prompt, a bad size, or more images than Images:MaxImagesPerRequest */
+            /** @description No prompt, a bad size, more images than Images:MaxImagesPerRequest, or a request the provider refused */
             400: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11522,9 +11523,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            /** @description The host’s run authorization refused the upload */
             403: {
                 headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

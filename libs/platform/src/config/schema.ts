@@ -86,6 +86,14 @@ const Pricing = z
               if (price.PerImage !== null && price.OutputCostPerMillionTokens !== null) {
                 ctx.addIssue({ code: 'custom', path: ['PerImage'], message: 'use PerImage or OutputCostPerMillionTokens, not both' });
               }
+              if (price.PerImage === null && price.OutputCostPerMillionTokens === null)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: ['PerImage'],
+                  message: 'an image price needs PerImage or OutputCostPerMillionTokens',
+                });
+              if (price.PerImage === null && Object.keys(price.SizeMultipliers).length)
+                ctx.addIssue({ code: 'custom', path: ['SizeMultipliers'], message: 'multiply PerImage, which this price does not set' });
             }),
         ),
       )

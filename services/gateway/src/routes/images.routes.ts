@@ -26,17 +26,20 @@ export const imageRoutes = [
       'Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images. 404 while Images:Enabled is false; 503 when the image provider fails.',
     tag: 'Images',
     auth: { role: 'Operator', scope: 'RunsWrite' },
+    // It stores attachments: the host's rule for uploads applies.
+    runAuthorization: { operation: 'attachments.upload', denial: 'forbid' },
     body: z
       .strictObject({
         prompt: z.string().min(1).max(32_000),
         size: z.string().max(16).optional().describe('The provider’s own size string, e.g. 1024x1024 (SizeMultipliers match it exactly)'),
-        n: z.number().int().min(1).optional(),
+        n: z.number().int().min(1).max(1000).optional().describe('At most Images:MaxImagesPerRequest'),
         sessionId: z.string().max(128).optional(),
       })
       .meta({ id: 'GenerateImagesRequest' }),
     responses: {
       200: { description: 'The images, stored', schema: GeneratedImagesSchema },
-      400: problemResponse('No prompt, a bad size, or more images than Images:MaxImagesPerRequest'),
+      400: problemResponse('No prompt, a bad size, more images than Images:MaxImagesPerRequest, or a request the provider refused'),
+      403: problemResponse('The host’s run authorization refused the upload'),
       404: problemResponse('Image generation is off (Images:Enabled false)'),
       503: problemResponse('The image provider failed'),
     },

@@ -28,6 +28,8 @@ import type { GovernanceAdmission } from './quota-coverage.js';
 const TOOL_CATALOG_TTL_MS = 60_000;
 /** How long a run waits, as it starts, for the knowledge service to describe a collection its agent searches. */
 const KNOWLEDGE_LOOKUP_TIMEOUT_MS = 2_000;
+const UPLOAD_PIECE_BYTES = 256 * 1024;
+
 /** How long a run waits for governance to name its tenant's providers (the last known stand when it does not answer). */
 const TENANT_LOOKUP_TIMEOUT_MS = 2_000;
 
@@ -79,7 +81,9 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     async store(caller, file, signal) {
       async function* parts() {
         yield { part: { $case: 'header' as const, value: { fileName: file.fileName, sessionId: file.sessionId } } };
-        yield { part: { $case: 'chunk' as const, value: file.bytes } };
+        // In pieces, as the gateway uploads: one gRPC message holds at most 4 MiB.
+        for (let offset = 0; offset < file.bytes.length; offset += UPLOAD_PIECE_BYTES)
+          yield { part: { $case: 'chunk' as const, value: file.bytes.subarray(offset, offset + UPLOAD_PIECE_BYTES) } };
       }
       const { attachment } = await attachmentClient.uploadAttachment(parts(), { caller, signal });
       if (!attachment) throw new HangarError('unavailable', 'the attachment service stored no attachment', {}, 'service_unavailable');
@@ -92,6 +96,9 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
         sessionId: attachment.sessionId ?? null,
         createdAt: attachment.createdAt!,
       };
+    },
+    async remove(caller, id) {
+      await attachmentClient.deleteAttachment({ id }, { caller });
     },
   };
 

@@ -87,6 +87,7 @@ export interface StoredAttachment {
 /** Stores bytes as an attachment of the caller's tenant (checked by signature like any upload). */
 export interface AttachmentWriter {
   store(caller: Caller, file: { fileName: string; bytes: Buffer; sessionId?: string }, signal?: AbortSignal): Promise<StoredAttachment>;
+  remove(caller: Caller, id: string): Promise<void>;
 }
 
 /** Writes an entry to the governance audit trail for the caller. */

@@ -1,9 +1,19 @@
-import { notFound, validationError, type Caller, type HangarConfig } from '@hangar/platform';
+import { HangarError, notFound, validationError, type AuditWriter, type Caller, type HangarConfig } from '@hangar/platform';
 import type { AttachmentWriter, StoredAttachment } from '../clients/ports.js';
 import type { ImageGenerator } from './image-generator.js';
 import { imageCharge, type ImageCharge } from './image-pricing.js';
 
 const MAX_PROMPT_CHARS = 32_000;
+
+/** The image format of the bytes by their signature; undefined when they are no image. */
+function imageExtension(bytes: Buffer): string | undefined {
+  if (bytes.subarray(0, 8).toString('hex') === '89504e470d0a1a0a') return 'png';
+  if (bytes.subarray(0, 3).toString('hex') === 'ffd8ff') return 'jpg';
+  if (bytes.subarray(0, 4).toString('ascii') === 'RIFF' && bytes.subarray(8, 12).toString('ascii') === 'WEBP') return 'webp';
+  if (bytes.subarray(0, 4).toString('ascii') === 'GIF8') return 'gif';
+  return undefined;
+}
+
 const SIZE = /^(\d{2,5}x\d{2,5}|auto)$/;
 
 export interface GeneratedImageSet {
@@ -23,6 +33,8 @@ export function createImageService(deps: {
   /** Undefined while `Images:Enabled` is false: every request is 404, as if the route were not there. */
   generator: ImageGenerator | undefined;
   attachments: AttachmentWriter;
+  /** Records each generation (quantity, cost) in the audit trail; never throws (auditOrLog). */
+  audit: AuditWriter;
   settings: Pick<HangarConfig, 'Images' | 'Pricing'>;
 }) {
   const { Images, Pricing } = deps.settings;
@@ -45,18 +57,38 @@ export function createImageService(deps: {
       ];
       if (problems.length) throw validationError('the image request is not valid', problems);
       const generated = await deps.generator({ prompt: request.prompt, count, size: request.size }, signal);
-      const images: StoredAttachment[] = [];
-      for (const [index, image] of generated.images.entries()) {
-        const fileName = `image-${Date.now()}-${index + 1}.png`;
-        images.push(await deps.attachments.store(caller, { fileName, bytes: image.bytes, sessionId: request.sessionId }, signal));
-      }
       const target = { provider: Images.Provider!, model: Images.Model! };
-      return {
-        images,
-        ...target,
-        size: request.size ?? null,
-        charge: imageCharge(Pricing, target, { count: images.length, size: request.size, outputTokens: generated.outputTokens }),
-      };
+      const charge = imageCharge(Pricing, target, {
+        count: generated.images.length,
+        size: request.size,
+        outputTokens: generated.outputTokens,
+      });
+      // Drawn is paid for: the generation is recorded before anything else can fail.
+      await deps.audit(caller, {
+        action: 'image.generated',
+        resourceType: 'image',
+        resourceId: target.model,
+        details: { provider: target.provider, size: request.size ?? null, ...charge },
+      });
+      // Named by what they are; bytes that are no image are the provider's failure, stored nowhere.
+      const extensions = generated.images.map(imageExtension);
+      if (extensions.includes(undefined))
+        throw new HangarError('unavailable', 'the image provider answered bytes that are no image', {}, 'provider_error');
+      const images: StoredAttachment[] = [];
+      try {
+        for (const [index, bytes] of generated.images.entries()) {
+          const fileName = `image-${Date.now()}-${index + 1}.${extensions[index]}`;
+          images.push(await deps.attachments.store(caller, { fileName, bytes, sessionId: request.sessionId }, signal));
+        }
+      } catch (error) {
+        // All or none: what was stored of this generation goes again.
+        await Promise.all(images.map((image) => deps.attachments.remove(caller, image.id).catch(() => undefined)));
+        // An image the attachment rules refuse (too large, a type not allowed) is the provider's answer failing, not the caller's request.
+        if (error instanceof HangarError && (error.status === 413 || error.status === 415))
+          throw new HangarError('unavailable', `the image provider's image could not be stored: ${error.message}`, {}, 'provider_error');
+        throw error;
+      }
+      return { images, ...target, size: request.size ?? null, charge };
     },
   };
 }

@@ -373,15 +373,26 @@ export function createRunExecution(deps: RunExecutionDeps) {
       if (!known) deps.logger.error({ err: error, runId }, 'run failed unexpectedly');
       const errorType = known?.errorType ?? 'internal_error';
       const message = known?.message ?? 'the run stopped on an internal error';
-      const finished = await end({ status: 'Failed', usage: spent.usage, cost: null, errorType, errorMessage: message });
+      // Images drawn before the failure were paid for: they stay in its cost.
+      const finished = await end({
+        status: 'Failed',
+        usage: spent.usage,
+        cost: withImageCost(null, imageCost, settings.Pricing.Currency),
+        errorType,
+        errorMessage: message,
+      });
       yield { type: 'failed', run: finished, errorType, message };
     } finally {
       // The caller stopped reading (its stream is gone): the run ends with it.
       if (!ended) {
         controller.abort();
-        await end({ status: 'Canceled', usage: spent.usage, cost: null, errorType: null, errorMessage: null }).catch((error) =>
-          deps.logger.error({ err: error, runId }, 'run could not be ended'),
-        );
+        await end({
+          status: 'Canceled',
+          usage: spent.usage,
+          cost: withImageCost(null, imageCost, settings.Pricing.Currency),
+          errorType: null,
+          errorMessage: null,
+        }).catch((error) => deps.logger.error({ err: error, runId }, 'run could not be ended'));
       }
       clearInterval(heartbeat);
       // Started before the caller heard of the run, the turns may not have been read at all.

@@ -84,7 +84,11 @@ export function createToolSets(deps: ToolSetDeps) {
           tools[name] = tool({
             description: entry.description,
             inputSchema: jsonSchema<Record<string, unknown>>(entry.inputSchema as never),
-            execute: (input) => drawImages(caller, deps.images!, input as ImageToolInput, run),
+            execute: (input, { abortSignal }) =>
+              drawImages(caller, deps.images!, input as ImageToolInput, {
+                ...run,
+                signal: abortSignal ? AbortSignal.any([run.signal, abortSignal]) : run.signal,
+              }),
           });
           continue;
         }
