@@ -75,6 +75,15 @@ export interface RunExecutionDeps {
   >;
 }
 
+/** How a child run ended, as its parent (a tool call, a workflow step) reads it. */
+export interface ChildOutcome {
+  runId: string;
+  status: RunRow['status'];
+  output: string;
+  errorType?: string;
+  error?: string;
+}
+
 /** The event that ends a run's log, for how it ended. */
 export function terminalEvent(outcome: Pick<RunOutcome, 'status' | 'usage' | 'cost' | 'errorType' | 'errorMessage'>) {
   const data = { usage: outcome.usage, cost: outcome.cost };
@@ -121,22 +130,13 @@ export function createRunExecution(deps: RunExecutionDeps) {
         'agent_graph_limit',
       );
     budget.childRuns += 1;
-    let outcome: { runId: string; status: string; output: string; error?: string } | undefined;
-    const request: StartRunRequest = {
-      agentName,
-      messages: [{ role: 'user', content: message }],
-      parameters: [],
-      isStreaming: false,
-      attachments: [],
-    };
-    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget }, humanWait })) {
-      if (update.type === 'started') {
-        await emit('child.started', { runId: update.run.id, agentName });
-        await announce({ type: 'child-run', runId: update.run.id, agentName });
-      }
-      if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
-      if (update.type === 'failed') outcome = { runId: update.run.id, status: update.run.status, output: '', error: update.message };
-    }
+    const outcome = await askAsChild(caller, agentName, message, { run: parent, budget }, signal, {
+      humanWait,
+      onStarted: async (runId) => {
+        await emit('child.started', { runId, agentName });
+        await announce({ type: 'child-run', runId, agentName });
+      },
+    });
     await emit('child.completed', { runId: outcome!.runId, status: outcome!.status });
     return outcome!;
   }
@@ -403,12 +403,15 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
   }
 
-  /**
-   * A workflow's agent step: a child run of the workflow's run (so in its tree, within its budget),
-   * whose answer is what the step gives. A refusal before the run exists (an agent deleted since)
-   * is thrown.
-   */
-  async function runStep(caller: Caller, parent: RunRow, budget: TreeBudget, agentName: string, message: string, signal: AbortSignal) {
+  /** One message to an agent as a child run of `parent`; how it ended (undefined: stopped before its row was written). */
+  async function askAsChild(
+    caller: Caller,
+    agentName: string,
+    message: string,
+    parent: { run: RunRow; budget: TreeBudget },
+    signal: AbortSignal,
+    options: { humanWait?: HumanWait; onStarted?: (runId: string) => Promise<void> } = {},
+  ): Promise<ChildOutcome | undefined> {
     const request: StartRunRequest = {
       agentName,
       messages: [{ role: 'user', content: message }],
@@ -416,14 +419,30 @@ export function createRunExecution(deps: RunExecutionDeps) {
       isStreaming: false,
       attachments: [],
     };
-    let outcome: { runId: string; status: RunRow['status']; output: string; errorType?: string; error?: string } | undefined;
-    for await (const update of execute(caller, request, { signal, parent: { run: parent, budget } })) {
+    let outcome: ChildOutcome | undefined;
+    for await (const update of execute(caller, request, { signal, parent, humanWait: options.humanWait })) {
+      if (update.type === 'started') await options.onStarted?.(update.run.id);
       if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
       if (update.type === 'failed')
         outcome = { runId: update.run.id, status: update.run.status, output: '', errorType: update.errorType, error: update.message };
     }
-    // No update at all: the caller's signal ended it before its row was written.
-    return outcome ?? { runId: '', status: 'Canceled' as const, output: '' };
+    return outcome;
+  }
+
+  /**
+   * A workflow's agent step: a child run of the workflow's run (so in its tree, within its budget),
+   * whose answer is what the step gives. A refusal before the run exists (an agent deleted since)
+   * is thrown.
+   */
+  async function runStep(caller: Caller, parent: RunRow, budget: TreeBudget, agentName: string, message: string, signal: AbortSignal) {
+    // No outcome at all: the caller's signal ended it before its row was written.
+    return (
+      (await askAsChild(caller, agentName, message, { run: parent, budget }, signal)) ?? {
+        runId: '',
+        status: 'Canceled' as const,
+        output: '',
+      }
+    );
   }
 
   return { execute, runStep };
