@@ -221,12 +221,12 @@ describe('webhook delivery', () => {
     expect(new Set(attempts.map((attempt) => attempt.headers['webhook-id'])).size).toBe(1);
     for (const attempt of attempts) expect(verified(attempt).type).toBe('webhook.test');
     const gaps = [attempts[1].at - attempts[0].at, attempts[2].at - attempts[1].at];
-    // Never before the schedule; after it, within a second (two cores, seven processes on the split
-    // shape: an attempt came 509 ms late). That each planned retry wakes at its time is
-    // webhook-delivery.test.ts's, with a minute-long poll.
+    // Never before the schedule; after it, within 2.5 s (two cores, eleven processes on the split
+    // shape under CI: an attempt came 1.4 s late). That each planned retry wakes at its own time,
+    // not at a poll, is webhook-delivery.test.ts's, with a minute-long poll.
     gaps.forEach((gap, index) => {
       expect(gap).toBeGreaterThanOrEqual(RETRY_DELAYS_MS[index] * 0.9 - 20);
-      expect(gap).toBeLessThan(RETRY_DELAYS_MS[index] * 1.1 + 1000);
+      expect(gap).toBeLessThan(RETRY_DELAYS_MS[index] * 1.1 + 2500);
     });
     expect(detail).toMatchObject({
       attempt: 3,
