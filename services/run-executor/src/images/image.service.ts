@@ -1,18 +1,10 @@
+import { fileTypeFromBuffer } from 'file-type';
 import { HangarError, notFound, validationError, type AuditWriter, type Caller, type HangarConfig } from '@hangar/platform';
 import type { AttachmentWriter, StoredAttachment } from '../clients/ports.js';
 import type { ImageGenerator } from './image-generator.js';
 import { imageCharge, type ImageCharge } from './image-pricing.js';
 
 const MAX_PROMPT_CHARS = 32_000;
-
-/** The image format of the bytes by their signature; undefined when they are no image. */
-function imageExtension(bytes: Buffer): string | undefined {
-  if (bytes.subarray(0, 8).toString('hex') === '89504e470d0a1a0a') return 'png';
-  if (bytes.subarray(0, 3).toString('hex') === 'ffd8ff') return 'jpg';
-  if (bytes.subarray(0, 4).toString('ascii') === 'RIFF' && bytes.subarray(8, 12).toString('ascii') === 'WEBP') return 'webp';
-  if (bytes.subarray(0, 4).toString('ascii') === 'GIF8') return 'gif';
-  return undefined;
-}
 
 const SIZE = /^(\d{2,5}x\d{2,5}|auto)$/;
 
@@ -71,7 +63,9 @@ export function createImageService(deps: {
         details: { provider: target.provider, size: request.size ?? null, ...charge },
       });
       // Named by what they are; bytes that are no image are the provider's failure, stored nowhere.
-      const extensions = generated.images.map(imageExtension);
+      // The signature library the attachment service decides types with.
+      const detected = await Promise.all(generated.images.map((bytes) => fileTypeFromBuffer(bytes)));
+      const extensions = detected.map((type) => (type?.mime.startsWith('image/') ? type.ext : undefined));
       if (extensions.includes(undefined))
         throw new HangarError('unavailable', 'the image provider answered bytes that are no image', {}, 'provider_error');
       const images: StoredAttachment[] = [];
