@@ -1,6 +1,15 @@
-import type { EventLog, LogHandler, LogRecord, PubSub, PubSubHandler, Subscription } from './ports.js';
+import type { EventLog, LogBatchHandler, LogRecord, PubSub, PubSubHandler, Subscription } from './ports.js';
 
 const RETRY_DELAY_MS = 50;
+
+interface Consumer {
+  topic: string;
+  group: string;
+  handler: LogBatchHandler;
+  maxRecords: number;
+  stopped: boolean;
+  wake: () => void;
+}
 
 /**
  * The all-in-one event log: an in-memory list per topic with per-group positions. It keeps the
@@ -11,7 +20,7 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
   const retained = options.retainedPerTopic ?? 10_000;
   const topics = new Map<string, { records: LogRecord[]; dropped: number }>();
   const positions = new Map<string, number>();
-  const consumers = new Set<{ topic: string; group: string; handler: LogHandler; wake: () => void; stopped: boolean }>();
+  const consumers = new Set<Consumer>();
   let closed = false;
 
   const log = (topic: string) => {
@@ -20,7 +29,7 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
     return entry;
   };
 
-  async function consume(consumer: { topic: string; group: string; handler: LogHandler; stopped: boolean; wake: () => void }) {
+  async function consume(consumer: Consumer) {
     const positionKey = `${consumer.topic}\u0000${consumer.group}`;
     while (!consumer.stopped) {
       const { records, dropped } = log(consumer.topic);
@@ -29,13 +38,33 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
         await new Promise<void>((resolve) => (consumer.wake = resolve));
         continue;
       }
+      const batch = records.slice(position - dropped, position - dropped + consumer.maxRecords);
       try {
-        await consumer.handler(records[position - dropped]);
-        positions.set(positionKey, position + 1);
+        await consumer.handler(batch);
+        positions.set(positionKey, position + batch.length);
       } catch {
         await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
       }
     }
+  }
+
+  function start(topicOrTopics: string | string[], group: string, handler: LogBatchHandler, maxRecords: number): Subscription {
+    // Each topic keeps its own position; records of different topics have no order between them.
+    const started = [topicOrTopics].flat().map((topic) => {
+      const consumer: Consumer = { topic, group, handler, maxRecords, stopped: false, wake: () => {} };
+      consumers.add(consumer);
+      void consume(consumer);
+      return consumer;
+    });
+    return {
+      async unsubscribe() {
+        for (const consumer of started) {
+          consumer.stopped = true;
+          consumer.wake();
+          consumers.delete(consumer);
+        }
+      },
+    };
   }
 
   return {
@@ -54,23 +83,11 @@ export function createInProcessEventLog(options: { retainedPerTopic?: number } =
       }
       for (const consumer of consumers) if (consumer.topic === topic) consumer.wake();
     },
-    async subscribe(topics, group, handler): Promise<Subscription> {
-      // Each topic keeps its own position; records of different topics have no order between them.
-      const started = [topics].flat().map((topic) => {
-        const consumer = { topic, group, handler, stopped: false, wake: () => {} };
-        consumers.add(consumer);
-        void consume(consumer);
-        return consumer;
-      });
-      return {
-        async unsubscribe() {
-          for (const consumer of started) {
-            consumer.stopped = true;
-            consumer.wake();
-            consumers.delete(consumer);
-          }
-        },
-      };
+    async subscribe(topics, group, handler) {
+      return start(topics, group, ([record]) => handler(record), 1);
+    },
+    async subscribeBatches(topics, group, handler, { maxRecords }) {
+      return start(topics, group, handler, maxRecords);
     },
     async close() {
       closed = true;

@@ -1,5 +1,5 @@
 import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
-import type { EventLog, LogHandler } from './ports.js';
+import type { EventLog, LogBatchHandler, LogRecord } from './ports.js';
 
 export interface KafkaEventLogOptions {
   brokers: string[];
@@ -19,7 +19,7 @@ const TOPIC_READY_TIMEOUT_MS = 30_000;
 /**
  * The event log on Apache Kafka (kafkajs). The producer is idempotent and waits for every in-sync
  * replica; a record's key picks its partition, so records with one key keep their order. A
- * consumer group starts from the earliest record; a handler that throws gets the same record again
+ * consumer group starts from the earliest record; a handler that throws gets the same records again
  * (after a growing pause) before the group moves on, so delivery is at-least-once and in order.
  */
 export async function createKafkaEventLog(options: KafkaEventLogOptions): Promise<EventLog> {
@@ -54,6 +54,74 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
     return created;
   };
 
+  async function start(topicOrTopics: string | string[], group: string, handler: LogBatchHandler, maxRecords: number) {
+    const names = [topicOrTopics].flat();
+    // A short fetch wait keeps delivery latency low when the topic is quiet; a member that died
+    // (SIGKILL, no leave) holds its partitions until its session times out, so keep that short.
+    const consumer = kafka.consumer({
+      groupId: prefix + group,
+      allowAutoTopicCreation: true,
+      maxWaitTimeInMs: 250,
+      sessionTimeout: SESSION_TIMEOUT_MS,
+      heartbeatInterval: HEARTBEAT_INTERVAL_MS,
+    });
+    const state = { stopped: false };
+    consumers.set(consumer, state);
+    await Promise.all(names.map((topic) => ensureTopic(prefix + topic)));
+    await consumer.connect();
+    await consumer.subscribe({ topics: names.map((topic) => prefix + topic), fromBeginning: true });
+
+    /** Hands `records` over until the handler takes them (after a growing pause each time it throws). */
+    async function handOver(records: LogRecord[], heartbeat: () => Promise<void>) {
+      for (let delay = RETRY_DELAY_MS; !state.stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+        try {
+          return await handler(records);
+        } catch (error) {
+          onError(error as Error);
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          // kafkajs beats only when told to: records retried for long would cost this member its partitions.
+          await heartbeat().catch(() => {});
+        }
+      }
+      // Stopping while the records still fail: their offsets must not be committed as if they were handled.
+      throw new Error('the consumer stopped before these records were handled');
+    }
+
+    // Not awaited: joining waits for the group to rebalance (up to a dead member's session timeout),
+    // and a process must not stay unready for it. Records flow once partitions are assigned.
+    const running = consumer.run({
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const topic = batch.topic.slice(prefix.length);
+        for (let first = 0; first < batch.messages.length; first += maxRecords) {
+          if (!isRunning() || isStale()) return;
+          const messages = batch.messages.slice(first, first + maxRecords);
+          await handOver(
+            messages.map((message) => ({
+              topic,
+              key: message.key?.toString() ?? '',
+              value: message.value?.toString() ?? '',
+              offset: Number(message.offset),
+              timestamp: Number(message.timestamp),
+              ...(message.headers?.traceparent && { traceparent: message.headers.traceparent.toString() }),
+            })),
+            heartbeat,
+          );
+          resolveOffset(messages[messages.length - 1].offset);
+          await heartbeat();
+        }
+      },
+    });
+    running.catch((error: Error) => onError(error));
+    return {
+      async unsubscribe() {
+        state.stopped = true;
+        consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
   return {
     kind: 'kafka',
     async append(topic, records) {
@@ -62,57 +130,11 @@ export async function createKafkaEventLog(options: KafkaEventLogOptions): Promis
       const messages = records.map(({ key, value, traceparent }) => ({ key, value, ...(traceparent && { headers: { traceparent } }) }));
       await producer.send({ topic: prefix + topic, acks: -1, messages });
     },
-    async subscribe(topicOrTopics, group, handler: LogHandler) {
-      const names = [topicOrTopics].flat();
-      // A short fetch wait keeps delivery latency low when the topic is quiet; a member that died
-      // (SIGKILL, no leave) holds its partitions until its session times out, so keep that short.
-      const consumer = kafka.consumer({
-        groupId: prefix + group,
-        allowAutoTopicCreation: true,
-        maxWaitTimeInMs: 250,
-        sessionTimeout: SESSION_TIMEOUT_MS,
-        heartbeatInterval: HEARTBEAT_INTERVAL_MS,
-      });
-      const state = { stopped: false };
-      consumers.set(consumer, state);
-      await Promise.all(names.map((topic) => ensureTopic(prefix + topic)));
-      await consumer.connect();
-      await consumer.subscribe({ topics: names.map((topic) => prefix + topic), fromBeginning: true });
-      // Not awaited: joining waits for the group to rebalance (up to a dead member's session timeout),
-      // and a process must not stay unready for it. Records flow once partitions are assigned.
-      const running = consumer.run({
-        eachMessage: async ({ topic: prefixedTopic, message, heartbeat }) => {
-          const record = {
-            topic: prefixedTopic.slice(prefix.length),
-            key: message.key?.toString() ?? '',
-            value: message.value?.toString() ?? '',
-            offset: Number(message.offset),
-            timestamp: Number(message.timestamp),
-            ...(message.headers?.traceparent && { traceparent: message.headers.traceparent.toString() }),
-          };
-          for (let delay = RETRY_DELAY_MS; !state.stopped; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
-            try {
-              await handler(record);
-              return;
-            } catch (error) {
-              onError(error as Error);
-              await new Promise((resolve) => setTimeout(resolve, delay));
-              // kafkajs beats only between records: a record retried for long would cost this member its partitions.
-              await heartbeat().catch(() => {});
-            }
-          }
-          // Stopping while the record still fails: its offset must not be committed as if it was handled.
-          throw new Error('the consumer stopped before this record was handled');
-        },
-      });
-      running.catch((error: Error) => onError(error));
-      return {
-        async unsubscribe() {
-          state.stopped = true;
-          consumers.delete(consumer);
-          await consumer.disconnect();
-        },
-      };
+    async subscribe(topicOrTopics, group, handler) {
+      return start(topicOrTopics, group, ([record]) => handler(record), 1);
+    },
+    async subscribeBatches(topicOrTopics, group, handler, { maxRecords }) {
+      return start(topicOrTopics, group, handler, maxRecords);
     },
     async close() {
       closed = true;

@@ -15,6 +15,9 @@ export type NewLogRecord = Pick<LogRecord, 'key' | 'value' | 'traceparent'>;
 
 export type LogHandler = (record: LogRecord) => Promise<void>;
 
+/** Records of one topic, consecutive and in log order (in Kafka, of one partition). */
+export type LogBatchHandler = (records: LogRecord[]) => Promise<void>;
+
 /**
  * Durable event log. Every consumer group sees every record of a topic once, in order per key;
  * a handler that throws gets the record again (at-least-once), so consumers must be idempotent.
@@ -29,6 +32,16 @@ export interface EventLog {
    * assigns a group's partitions among members as if all subscribed alike.
    */
   subscribe(topics: string | string[], group: string, handler: LogHandler): Promise<Subscription>;
+  /**
+   * As `subscribe`, but hands over the records that are waiting, up to `maxRecords` at a time, so
+   * a consumer can handle them with one statement. A handler that throws gets the same batch again.
+   */
+  subscribeBatches(
+    topics: string | string[],
+    group: string,
+    handler: LogBatchHandler,
+    options: { maxRecords: number },
+  ): Promise<Subscription>;
   close(): Promise<void>;
 }
 

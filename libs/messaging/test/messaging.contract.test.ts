@@ -114,6 +114,31 @@ describe.each([
     await log.close();
   });
 
+  it('hands over waiting records in batches of at most maxRecords, in order, and a failed batch again whole', async () => {
+    const log = await create();
+    await log.append(
+      'runs',
+      Array.from({ length: 7 }, (_, index) => ({ key: 'r', value: `v${index}` })),
+    );
+    const batches: string[][] = [];
+    let failures = 1;
+    await log.subscribeBatches(
+      'runs',
+      'quota',
+      async (records) => {
+        batches.push(records.map((record) => record.value));
+        if (failures-- > 0) throw new Error('transient');
+      },
+      { maxRecords: 3 },
+    );
+    await waitFor(() => batches.slice(1).flat().length === 7);
+    expect(batches.every((batch) => batch.length >= 1 && batch.length <= 3)).toBe(true);
+    // The first batch failed: the next one starts with the same records.
+    expect(batches[1]).toEqual(batches[0]);
+    expect(batches.slice(1).flat()).toEqual(['v0', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6']);
+    await log.close();
+  });
+
   it('stops delivering after unsubscribe and keeps topics apart', async () => {
     const log = await create();
     const seen: string[] = [];

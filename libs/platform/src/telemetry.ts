@@ -152,20 +152,13 @@ export async function inSpan<T>(
   }
 }
 
-/**
- * Handles a message from the event log in a CONSUMER span under the trace context it carries (its
- * W3C `traceparent`), so what a consumer does about a run's event joins the run's trace.
- */
-export function inConsumerSpan<T>(
-  message: { topic: string; group: string; traceparent?: string | null; attributes?: Record<string, string | number> },
-  work: () => Promise<T>,
-): Promise<T> {
-  const parent = contextOfTraceparent(message.traceparent);
-  return inSpan(
+type ConsumedMessage = { topic: string; group: string; traceparent?: string | null; attributes?: Record<string, string | number> };
+
+const consumerSpanOf = (message: ConsumedMessage) =>
+  tracer().startSpan(
     `process ${message.topic}`,
     {
       kind: SpanKind.CONSUMER,
-      parent,
       attributes: {
         'messaging.operation.type': 'process',
         'messaging.destination.name': message.topic,
@@ -173,8 +166,32 @@ export function inConsumerSpan<T>(
         ...message.attributes,
       },
     },
-    () => work(),
+    contextOfTraceparent(message.traceparent),
   );
+
+/**
+ * Handles a message from the event log in a CONSUMER span under the trace context it carries (its
+ * W3C `traceparent`), so what a consumer does about a run's event joins the run's trace.
+ */
+export function inConsumerSpan<T>(message: ConsumedMessage, work: () => Promise<T>): Promise<T> {
+  return inConsumerSpans([message], work);
+}
+
+/**
+ * Handles several messages with one piece of work (a batch written in one statement): each message
+ * gets its own CONSUMER span under its own trace, and they all last as long as the shared work.
+ */
+export async function inConsumerSpans<T>(messages: ConsumedMessage[], work: () => Promise<T>): Promise<T> {
+  const spans = messages.map(consumerSpanOf);
+  try {
+    // One message's trace holds the work's own spans (a statement's); with several, none does.
+    return await (spans.length === 1 ? context.with(trace.setSpan(context.active(), spans[0]), work) : work());
+  } catch (error) {
+    for (const span of spans) span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    for (const span of spans) span.end();
+  }
 }
 
 export { SpanKind };

@@ -10,7 +10,7 @@ import {
   WebhookServiceDefinition,
 } from '@hangar/contracts';
 import { namesEventOf, parseMessage } from '@hangar/messaging';
-import { auditOrLog, contentCipherFrom, grpcServiceModule, inConsumerSpan, openRunEventData, refreshedGauge } from '@hangar/platform';
+import { auditOrLog, contentCipherFrom, grpcServiceModule, inConsumerSpans, openRunEventData, refreshedGauge } from '@hangar/platform';
 import { createApiKeyRepository } from './api-keys/api-key.repository.js';
 import { createApiKeyService } from './api-keys/api-key.service.js';
 import { createAuditRepository } from './audit.repository.js';
@@ -33,6 +33,8 @@ import { createServiceChannels } from './service-channels.js';
 
 const IDEMPOTENCY_SWEEP_MS = 10 * 60 * 1000;
 const QUOTA_CONSUMER_GROUP = 'governance-quotas';
+/** Run events quotas take from the log at a time (most count nothing: text deltas). */
+const QUOTA_BATCH_RECORDS = 500;
 /** How often the moments API keys were last used are written (one write per key per flush, not per request). */
 const API_KEY_USE_FLUSH_MS = 10_000;
 
@@ -137,26 +139,36 @@ export const governanceModule = grpcServiceModule({
       service.purgeExpiredIdempotencyKeys().catch((error) => logger.warn({ err: error }, 'idempotency key sweep failed'));
     }, IDEMPOTENCY_SWEEP_MS);
     sweep.unref();
-    // Quota usage comes from the run events on the event log (at-least-once; counting is idempotent).
-    const runEvents = await engines.eventLog.subscribe(RUN_EVENTS_TOPIC, QUOTA_CONSUMER_GROUP, async (record) => {
-      const message = parseMessage(record.value);
-      // Most events count nothing (a text delta): skipped before validation and a span of their own.
-      if (!namesEventOf(message, COUNTED_RUN_EVENTS)) return;
-      const parsed = RunEventEnvelopeSchema.safeParse(message);
-      // A record that is not an envelope is skipped: retried, it would hold every later one up.
-      if (!parsed.success) return logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; quotas skip it');
-      // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
-      const event = parsed.data;
-      await inConsumerSpan(
-        {
-          topic: RUN_EVENTS_TOPIC,
-          group: QUOTA_CONSUMER_GROUP,
-          traceparent: event.traceparent,
-          attributes: { 'hangar.run.id': event.runId, 'hangar.event.type': event.type },
-        },
-        () => service.countRunEvent({ ...event, data: openRunEventData(cipher, event) }),
-      );
-    });
+    // Quota usage comes from the run events on the event log (at-least-once; counting is idempotent),
+    // counted a batch at a time: one statement for whatever the log holds when the consumer asks.
+    const runEvents = await engines.eventLog.subscribeBatches(
+      RUN_EVENTS_TOPIC,
+      QUOTA_CONSUMER_GROUP,
+      async (records) => {
+        const events = records.flatMap((record) => {
+          const message = parseMessage(record.value);
+          // Most events count nothing (a text delta): skipped before validation and a span of their own.
+          if (!namesEventOf(message, COUNTED_RUN_EVENTS)) return [];
+          const parsed = RunEventEnvelopeSchema.safeParse(message);
+          // A record that is not an envelope is skipped: retried, it would hold every later one up.
+          if (parsed.success) return [parsed.data];
+          logger.warn({ offset: record.offset }, 'a run event on the event log is not an envelope; quotas skip it');
+          return [];
+        });
+        if (!events.length) return;
+        await inConsumerSpans(
+          events.map((event) => ({
+            topic: RUN_EVENTS_TOPIC,
+            group: QUOTA_CONSUMER_GROUP,
+            traceparent: event.traceparent,
+            attributes: { 'hangar.run.id': event.runId, 'hangar.event.type': event.type },
+          })),
+          // Through Kafka an event's data comes as the outbox stored it: sealed when content protection is on.
+          () => service.countRunEvents(events.map((event) => ({ ...event, data: openRunEventData(cipher, event) }))),
+        );
+      },
+      { maxRecords: QUOTA_BATCH_RECORDS },
+    );
     const quotaGauge = config.Observability.EnableQuotaUsageGauge
       ? refreshedGauge({
           meter: metrics.meter,

@@ -19,6 +19,19 @@ export const COUNTED_RUN_EVENTS: ReadonlySet<string> = new Set(['run.started', .
 /** SPEC Retention: idempotency keys are kept one day, not bindable from configuration. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
+/** What a run event adds to each quota metric: a started run one run, a finished one its tokens and cost. */
+function amountsOf(event: RunEventEnvelope): Array<{ metric: QuotaMetric; amount: number }> {
+  const amounts: Array<{ metric: QuotaMetric; amount: number }> = [];
+  if (event.type === 'run.started') amounts.push({ metric: 'Runs', amount: 1 });
+  if (TERMINAL_RUN_EVENTS.has(event.type)) {
+    const tokens = event.data.usage?.totalTokens ?? 0;
+    const cost = event.data.cost?.total ?? 0;
+    if (tokens > 0) amounts.push({ metric: 'Tokens', amount: tokens });
+    if (cost > 0) amounts.push({ metric: 'Cost', amount: cost });
+  }
+  return amounts;
+}
+
 type IdempotencyTarget = { scope: string; key: string };
 
 const ACTION = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
@@ -124,28 +137,34 @@ export function createGovernanceService(deps: {
       return { admitted: true, governed: rules.length > 0 };
     },
 
-    /** Counts a run event from the event log: a started run, and what a finished one used. */
-    async countRunEvent(event: RunEventEnvelope): Promise<boolean> {
-      const amounts: Array<{ metric: QuotaMetric; amount: number }> = [];
-      if (event.type === 'run.started') amounts.push({ metric: 'Runs', amount: 1 });
-      if (TERMINAL_RUN_EVENTS.has(event.type)) {
-        const tokens = event.data.usage?.totalTokens ?? 0;
-        const cost = event.data.cost?.total ?? 0;
-        if (tokens > 0) amounts.push({ metric: 'Tokens', amount: tokens });
-        if (cost > 0) amounts.push({ metric: 'Cost', amount: cost });
+    /**
+     * Counts a batch of run events from the event log (one statement for all), then checks the
+     * thresholds of each counted event, also of one counted before: its notices may not have been
+     * announced when it first came. Answers how many were counted now.
+     */
+    async countRunEvents(events: RunEventEnvelope[]): Promise<number> {
+      const counting = events.flatMap((event) => {
+        const amounts = amountsOf(event);
+        return amounts.length ? [{ event, amounts, at: new Date(event.at) }] : [];
+      });
+      if (!counting.length) return 0;
+      const counted = await deps.quotas.countEvents(
+        counting.map(({ event, amounts, at }) => ({
+          runId: event.runId,
+          seq: event.seq,
+          tenantId: event.tenantId,
+          agentName: event.agentName,
+          at,
+          amounts,
+        })),
+      );
+      for (const { event, amounts, at } of counting) {
+        await deps.thresholds?.check(
+          { tenantId: event.tenantId, agentName: event.agentName, rootRunId: event.rootRunId, at },
+          amounts.map((amount) => amount.metric),
+        );
       }
-      if (!amounts.length) return false;
-      const at = new Date(event.at);
-      const counted = await deps.quotas.count(
-        { runId: event.runId, seq: event.seq, tenantId: event.tenantId, agentName: event.agentName, at },
-        amounts,
-      );
-      // Also for an event counted before: its notices may not have been announced when it first came.
-      await deps.thresholds?.check(
-        { tenantId: event.tenantId, agentName: event.agentName, rootRunId: event.rootRunId, at },
-        amounts.map((amount) => amount.metric),
-      );
-      return counted;
+      return counted.size;
     },
 
     /** Appends an entry for the caller: actor and user come from the caller, never from the request. */

@@ -30,6 +30,26 @@ export interface QuotaRuleRow {
   agentName: string | null;
 }
 
+/** An event quotas count, with what it adds to each metric. */
+export interface CountedEvent {
+  runId: string;
+  seq: number;
+  tenantId: string;
+  agentName: string;
+  at: Date;
+  amounts: Array<{ metric: QuotaMetric; amount: number }>;
+}
+
+interface IncomingAmount {
+  run_id: string;
+  seq: number;
+  tenant_id: string;
+  agent_name: string;
+  hour_start: Date;
+  metric: QuotaMetric;
+  used: number;
+}
+
 const toRule = (row: QuotaDatabase['quota_rules']): QuotaRuleRow => ({
   name: row.name,
   metric: row.metric,
@@ -131,37 +151,65 @@ export function createQuotaRepository(db: Kysely<GovernanceDatabase>) {
     },
 
     /**
-     * Adds what one run event used, once: an event seen again (at-least-once delivery) changes
-     * nothing. Returns whether it counted.
+     * Marks each event counted and adds its amounts to its hour, in one statement, for the events
+     * not counted before (delivery is at-least-once, and a batch may hold one event twice).
+     * Answers the events counted now, as `runId:seq`.
      */
-    async count(
-      event: { runId: string; seq: number; tenantId: string; agentName: string; at: Date },
-      amounts: Array<{ metric: QuotaMetric; amount: number }>,
-    ): Promise<boolean> {
-      // One statement: the event is marked counted and its amounts added, or nothing happens when it was counted before.
-      const hourStart = new Date(Math.floor(event.at.getTime() / 3_600_000) * 3_600_000);
+    async countEvents(events: CountedEvent[]): Promise<Set<string>> {
+      const rows = events.flatMap((event) =>
+        event.amounts.map((amount) => ({
+          ...event,
+          hourStart: new Date(Math.floor(event.at.getTime() / 3_600_000) * 3_600_000),
+          ...amount,
+        })),
+      );
+      if (!rows.length) return new Set();
+      const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
       const counted = await db
+        .with(
+          'incoming',
+          () =>
+            // Kysely puts a raw CTE body in as written: the parentheses are ours.
+            sql<IncomingAmount>`(select distinct on (run_id, seq, metric) * from unnest(
+            ${column((row) => row.runId)}::uuid[], ${column((row) => row.seq)}::int[], ${column((row) => row.tenantId)}::text[],
+            ${column((row) => row.agentName)}::text[], ${column((row) => row.hourStart)}::timestamptz[],
+            ${column((row) => row.metric)}::text[], ${column((row) => row.amount)}::float8[]
+          ) as amount(run_id, seq, tenant_id, agent_name, hour_start, metric, used))`,
+        )
         .with('fresh', (qb) =>
           qb
             .insertInto('quota_counted_events')
-            .values({ run_id: event.runId, seq: event.seq, counted_at: sql`now()` })
+            .columns(['run_id', 'seq', 'counted_at'])
+            .expression((eb) =>
+              eb
+                .selectFrom('incoming')
+                .select(['run_id', 'seq', sql<Date>`now()`.as('counted_at')])
+                .distinct(),
+            )
             .onConflict((conflict) => conflict.columns(['run_id', 'seq']).doNothing())
-            .returning('run_id'),
+            .returning(['run_id', 'seq']),
         )
-        .insertInto('quota_usage')
-        .columns(['tenant_id', 'agent_name', 'metric', 'hour_start', 'used'])
-        .expression(
-          sql`select ${event.tenantId}::text, ${event.agentName}::text, amount.metric, ${hourStart}::timestamptz, amount.used
-            from fresh cross join unnest(${amounts.map((entry) => entry.metric)}::text[], ${amounts.map((entry) => entry.amount)}::float8[]) as amount(metric, used)`,
+        .with('added', (qb) =>
+          qb
+            .insertInto('quota_usage')
+            .columns(['tenant_id', 'agent_name', 'metric', 'hour_start', 'used'])
+            .expression((eb) =>
+              eb
+                .selectFrom('incoming')
+                .innerJoin('fresh', (join) => join.onRef('fresh.run_id', '=', 'incoming.run_id').onRef('fresh.seq', '=', 'incoming.seq'))
+                .select(['tenant_id', 'agent_name', 'metric', 'hour_start', eb.fn.sum<number>('used').as('used')])
+                .groupBy(['tenant_id', 'agent_name', 'metric', 'hour_start']),
+            )
+            .onConflict((conflict) =>
+              conflict
+                .columns(['tenant_id', 'agent_name', 'metric', 'hour_start'])
+                .doUpdateSet({ used: sql`quota_usage.used + excluded.used` }),
+            ),
         )
-        .onConflict((conflict) =>
-          conflict
-            .columns(['tenant_id', 'agent_name', 'metric', 'hour_start'])
-            .doUpdateSet({ used: sql`quota_usage.used + excluded.used` }),
-        )
-        .returning('metric')
+        .selectFrom('fresh')
+        .select(['run_id', 'seq'])
         .execute();
-      return counted.length > 0;
+      return new Set(counted.map((row) => `${row.run_id}:${row.seq}`));
     },
   };
 }
