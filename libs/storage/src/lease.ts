@@ -6,24 +6,26 @@ import { sql, type Kysely } from 'kysely';
  */
 const LEASE_ID = 1;
 
-/** Takes (or extends) the lease for `owner`; false while another owner holds it. */
-export async function takeLease(db: Kysely<any>, table: string, owner: string, leaseMs: number): Promise<boolean> {
-  const taken = await db
+/** The update that takes (or extends) the lease for `owner`; it changes no row while another owner holds it. */
+export const leaseTaking = (db: Kysely<any>, table: string, owner: string, leaseMs: number) =>
+  db
     .updateTable(table)
     .set({ owner, expires_at: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
     .where('id', '=', LEASE_ID)
-    .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]))
-    .returning('owner')
-    .executeTakeFirst();
+    .where((where) => where.or([where('owner', 'is', null), where('owner', '=', owner), where('expires_at', '<', sql<Date>`now()`)]));
+
+/** Takes (or extends) the lease for `owner`; false while another owner holds it. */
+export async function takeLease(db: Kysely<any>, table: string, owner: string, leaseMs: number): Promise<boolean> {
+  const taken = await leaseTaking(db, table, owner, leaseMs).returning('owner').executeTakeFirst();
   return taken !== undefined;
 }
 
-/** Whether `owner` holds the lease now (for a statement that must run only under it). */
-export const holdsLease = (table: string, owner: string) => (eb: any) =>
-  eb.exists(eb.selectFrom(table).select('id').where('id', '=', LEASE_ID).where('owner', '=', owner));
+/** The update that frees the lease if `owner` holds it. */
+export const leaseReleasing = (db: Kysely<any>, table: string, owner: string) =>
+  db.updateTable(table).set({ owner: null, expires_at: null }).where('id', '=', LEASE_ID).where('owner', '=', owner);
 
 export async function releaseLease(db: Kysely<any>, table: string, owner: string): Promise<void> {
-  await db.updateTable(table).set({ owner: null, expires_at: null }).where('id', '=', LEASE_ID).where('owner', '=', owner).execute();
+  await leaseReleasing(db, table, owner).execute();
 }
 
 /** Creates the lease table with its one row (for a service's migrations). */

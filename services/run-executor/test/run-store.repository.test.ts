@@ -343,12 +343,17 @@ describe.each(SQL_ENGINES)('run executor stores on %s', (engine) => {
         [run.id, 2, 'message.delta'],
       ]);
       expect(JSON.parse(shipped[0].value)).toMatchObject({ tenantId: 't1', runId: run.id, rootRunId: run.id, agentName: 'bot' });
+      // The round released the lease with its delete: another relay ships the rest at once.
       const rest: string[] = [];
       await events.shipOutbox(
-        { owner: 'relay-a', limit: 10, leaseMs: 30_000 },
+        { owner: 'relay-b', limit: 10, leaseMs: 30_000 },
         async (records) => void rest.push(...records.map((r) => JSON.parse(r.value).type)),
       );
       expect(rest).toEqual(['run.completed']);
+      // An empty outbox is read without taking the lease.
+      expect(await events.shipOutbox({ owner: 'relay-c', limit: 10, leaseMs: 30_000 }, async () => {})).toBe(0);
+      const lease = await db.selectFrom('run_event_outbox_lease').select(['owner', 'expires_at']).executeTakeFirstOrThrow();
+      expect(lease).toEqual({ owner: null, expires_at: null });
     });
 
     it('writes no outbox rows for an in-process event log', async () => {
