@@ -16,6 +16,12 @@ export const TEST_TOKEN = 'test-token-0123456789abcdef';
  * run from the JavaScript that `tools/test-build.ts` builds into {@link TEST_BUILD_DIR}).
  */
 export const TEST_TOPOLOGY: 'all-in-one' | 'split' = process.env.HANGAR_TEST_TOPOLOGY === 'split' ? 'split' : 'all-in-one';
+/**
+ * How many gateways and how many run executors the split shape runs (HANGAR_TEST_SPLIT_REPLICAS, 1 by
+ * default): with two, requests alternate between the gateways and runs between the executors, so
+ * a test passes only if no answer depends on which process served the request before.
+ */
+export const TEST_SPLIT_REPLICAS = Number(process.env.HANGAR_TEST_SPLIT_REPLICAS ?? 1);
 export const TEST_BUILD_DIR = fileURLToPath(new URL('../../../.hangar/test-build', import.meta.url));
 
 /** The modules of `fixtures/`, which test configurations name. */
@@ -54,7 +60,10 @@ export interface RequestOptions {
 }
 
 export interface HangarUnderTest {
+  /** The first gateway's API. */
   url: string;
+  /** Every gateway's API (one in one process; split, {@link TEST_SPLIT_REPLICAS}). */
+  urls: string[];
   /** The configuration its processes loaded (less the split shape's ports). */
   config: HangarConfig;
   /** On PostgreSQL: the prefix of its service schemas (`<prefix>_runs`, `<prefix>_governance`, …), for tests that look at rows. */
@@ -63,6 +72,7 @@ export interface HangarUnderTest {
   openStore<DB>(service: string, migrations: Record<string, Migration>): Promise<ServiceDatabase<DB>>;
   /** Where a service answers gRPC. */
   addressOf(service: ServiceName): string;
+  /** Split with several gateways, each request goes to the next one in turn. */
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   stop(): Promise<void>;
 }
@@ -126,6 +136,7 @@ async function startInProcess(
   const url = `http://127.0.0.1:${port}${config.Hangar.Api.Prefix}`;
   return {
     url,
+    urls: [url],
     config,
     schemaPrefix: engine === 'postgres' ? schemaPrefix : undefined,
     openStore: (service, migrations) => running.engines.storage.open(service, migrations),
@@ -153,11 +164,19 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
     tree,
   );
   const config = loadConfig({ env: {}, overrides: withEngines });
-  const hangar = await startDistributed({ config: withEngines, schemaPrefix, builtDir: TEST_BUILD_DIR });
-  const url = `${hangar.url}${config.Hangar.Api.Prefix}`;
+  const hangar = await startDistributed({
+    config: withEngines,
+    schemaPrefix,
+    builtDir: TEST_BUILD_DIR,
+    gateways: TEST_SPLIT_REPLICAS,
+    runExecutors: TEST_SPLIT_REPLICAS,
+  });
+  const urls = hangar.urls.map((gateway) => `${gateway}${config.Hangar.Api.Prefix}`);
   let storage: Promise<StorageProvider> | undefined;
+  let turn = 0;
   return {
-    url,
+    url: urls[0],
+    urls,
     config,
     schemaPrefix,
     async openStore(service, migrations) {
@@ -171,7 +190,7 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
       return (await storage).open(service, migrations);
     },
     addressOf: (service) => hangar.addressOf(service),
-    request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
+    request: (method, path, requestOptions) => httpRequest(urls[turn++ % urls.length], method, path, requestOptions),
     async stop() {
       await (await storage)?.close();
       await hangar.cleanup();
