@@ -74,6 +74,7 @@ const database = realEngines ? new pg.Client({ connectionString: TEST_POSTGRES_U
 await database?.connect();
 const hangingRuns: Array<{ runId: string; close(): void }> = [];
 
+const cpuPids = { proxy: proxy.child.pid, hangar: hangar.child.pid };
 const direct = directTarget(mock.url);
 const viaProxy = apiTarget('proxy', proxy.url);
 const viaHangar = apiTarget('Hangar', hangar.url, TEST_TOKEN);
@@ -93,10 +94,10 @@ try {
     measureFirstToken(direct, viaProxy, viaHangar, viaCompatible, SAMPLES),
   );
   figures.json = await workload('json', 'short runs/s, JSON mode', () =>
-    compareThroughput(viaProxy, viaHangar, 'JSON', CLIENTS, DURATION_S * 1000),
+    compareThroughput(viaProxy, viaHangar, 'JSON', CLIENTS, DURATION_S * 1000, cpuPids),
   );
   figures.sse = await workload('sse', 'short runs/s, SSE mode', () =>
-    compareThroughput(viaProxy, viaHangar, 'SSE', CLIENTS, DURATION_S * 1000),
+    compareThroughput(viaProxy, viaHangar, 'SSE', CLIENTS, DURATION_S * 1000, cpuPids),
   );
   figures.firehose = await workload('firehose', 'events/s on one stream', () =>
     measureFirehose(direct, viaProxy, viaHangar, STREAM_CHUNKS, FIREHOSE_TIMEOUT_MS),

@@ -96,8 +96,15 @@ export interface IdleSetup {
   sql?: () => Promise<SqlCounters>;
 }
 
+/**
+ * PostgreSQL (15 and later) holds a backend's statistics until it flushes them, at the latest 10 s
+ * after the backend went idle: the counters of a window that starts sooner after earlier work count
+ * some of that work as the window's.
+ */
+const STATS_FLUSH_MS = 11_000;
+
 export async function measureIdleStreams(setup: IdleSetup): Promise<IdleResult> {
-  await sleep(2000); // let start-up and earlier work settle
+  await sleep(setup.sql ? STATS_FLUSH_MS : 2000); // let start-up and earlier work settle
   const without = await idleWindow(setup.pid, setup.seconds, setup.sql);
   const rssBefore = await rssAfterGcKb(setup.pid);
   const { streams, failures } = await openStreams(setup.target, setup.paths, setup.headers, setup.count);
@@ -105,6 +112,7 @@ export async function measureIdleStreams(setup: IdleSetup): Promise<IdleResult> 
   for (const stream of streams) stream.once('close', () => (closed += 1));
   await sleep(2000);
   const rssAfter = await rssAfterGcKb(setup.pid);
+  if (setup.sql) await sleep(STATS_FLUSH_MS - 2000); // the openings' own statements out of the window
   const withStreams = await idleWindow(setup.pid, setup.seconds, setup.sql);
   const stillOpen = streams.length - closed;
   for (const stream of streams) stream.destroy();
@@ -150,13 +158,28 @@ export function printIdle(name: string, requested: number, result: IdleResult, p
       `RSS ${mb(result.rssBeforeKb)} → ${mb(result.rssAfterKb)} = ${signed(result.rssPer1000Kb / 1024)} MB per 1,000 streams; CPU ${result.without.cpuPercent.toFixed(1)}% idle without, ` +
       `${result.with.cpuPercent.toFixed(1)}% with the streams`,
   );
-  const [before, after] = [result.without.perSecond, result.with.perSecond];
-  if (!before || !after) return;
-  const pollsPerSecond = (1000 / pollIntervalMs) * result.opened;
+  const added = addedPerPoll(result, pollIntervalMs);
+  if (!added) return;
+  const { before, after } = added;
   console.log(
     `          PostgreSQL: ${before.transactions.toFixed(0)} → ${after.transactions.toFixed(0)} transactions/s (database-wide), ` +
-      `${before.scans.toFixed(0)} → ${after.scans.toFixed(0)} table scans/s on Hangar's schemas = ` +
-      `${((after.scans - before.scans) / pollsPerSecond).toFixed(2)} scans and ${((after.transactions - before.transactions) / pollsPerSecond).toFixed(2)} transactions ` +
-      `per stream per ${pollIntervalMs} ms poll`,
+      `${before.scans.toFixed(0)} → ${after.scans.toFixed(0)} table scans/s on Hangar's schemas: the streams add ` +
+      `${added.scans.toFixed(1)} scans and ${added.transactions.toFixed(1)} transactions per ${pollIntervalMs} ms poll in all, ` +
+      `${added.scansPerStream.toFixed(4)} scans per stream per poll`,
   );
+}
+
+/** What the open streams added to the database's work per poll, in all and per stream (PostgreSQL only). */
+export function addedPerPoll(result: IdleResult, pollIntervalMs: number) {
+  const [before, after] = [result.without.perSecond, result.with.perSecond];
+  if (!before || !after) return undefined;
+  const pollsPerSecond = 1000 / pollIntervalMs;
+  const scans = (after.scans - before.scans) / pollsPerSecond;
+  return {
+    before,
+    after,
+    scans,
+    transactions: (after.transactions - before.transactions) / pollsPerSecond,
+    scansPerStream: scans / result.opened,
+  };
 }

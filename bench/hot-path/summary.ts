@@ -1,7 +1,7 @@
 import { diff, ms, ratio } from './client.js';
 import type { FirehoseResult } from './firehose.js';
 import type { FirstTokenResult } from './first-token.js';
-import type { IdleResult } from './idle-streams.js';
+import { addedPerPoll, type IdleResult } from './idle-streams.js';
 import type { ThroughputResult } from './throughput.js';
 
 /** What the workloads measured (a workload that failed leaves its entry out). */
@@ -63,12 +63,12 @@ function idleRows({ proxy, hangar, requested, pollIntervalMs }: NonNullable<Figu
       diff(hangar.with.cpuPercent - hangar.without.cpuPercent, proxy.with.cpuPercent - proxy.without.cpuPercent, 'pt'),
     ],
   ];
-  const [before, after] = [hangar.without.perSecond, hangar.with.perSecond];
-  if (before && after) {
-    const polls = (1000 / pollIntervalMs) * hangar.opened;
+  const added = addedPerPoll(hangar, pollIntervalMs);
+  if (added) {
     rows.push(
-      ['PG transactions/s without → with', `${before.transactions.toFixed(0)} → ${after.transactions.toFixed(0)}`, '—', ''],
-      [`PG scans per stream per poll`, ((after.scans - before.scans) / polls).toFixed(2), '—', ''],
+      ['PG transactions/s without → with', `${added.before.transactions.toFixed(0)} → ${added.after.transactions.toFixed(0)}`, '—', ''],
+      ['PG scans per poll, all streams', added.scans.toFixed(1), '—', ''],
+      ['PG scans per stream per poll', added.scansPerStream.toFixed(4), '—', ''],
     );
   }
   return rows;

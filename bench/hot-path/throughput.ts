@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { errorKind, ratio, send, type Exchange, type Target } from './client.js';
+import { cpuSeconds } from './processes.js';
 
 /**
  * Short runs/s: `clients` concurrent clients each start run after run of model `short` (4 chunks)
@@ -12,6 +13,8 @@ export interface ThroughputResult {
   runsPerSecond: number;
   failures: number;
   kinds: Map<string, number>;
+  /** CPU the target's process spent per completed run (its threads, not the engines'), when its pid is known. */
+  cpuMsPerRun?: number;
 }
 
 type Mode = 'JSON' | 'SSE';
@@ -45,17 +48,26 @@ async function client(target: Target, mode: Mode, deadline: number, agent: Agent
   return completed;
 }
 
-export async function measureThroughput(target: Target, mode: Mode, clients: number, durationMs: number): Promise<ThroughputResult> {
+export async function measureThroughput(
+  target: Target,
+  mode: Mode,
+  clients: number,
+  durationMs: number,
+  pid?: number,
+): Promise<ThroughputResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const result: ThroughputResult = { runsPerSecond: 0, failures: 0, kinds: new Map() };
   const tag = randomBytes(4).toString('hex');
+  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const started = performance.now();
   const completed = await Promise.all(
     Array.from({ length: clients }, (_, index) => client(target, mode, started + durationMs, agent, `${tag}-c${index}`, result)),
   );
   const seconds = (performance.now() - started) / 1000;
   agent.destroy();
-  result.runsPerSecond = completed.reduce((sum, count) => sum + count, 0) / seconds;
+  const runs = completed.reduce((sum, count) => sum + count, 0);
+  result.runsPerSecond = runs / seconds;
+  if (pid !== undefined && runs > 0) result.cpuMsPerRun = ((cpuSeconds(pid) - cpuBefore) * 1000) / runs;
   result.failures = [...result.kinds.values()].reduce((sum, count) => sum + count, 0);
   return result;
 }
@@ -65,14 +77,24 @@ export const describeFailures = (result: ThroughputResult) =>
     ? '0 failures'
     : `${result.failures} failures (${[...result.kinds].map(([kind, count]) => `${count}× ${kind}`).join(', ')})`;
 
-/** Both targets in one mode, one after the other, printed side by side. */
-export async function compareThroughput(proxy: Target, hangar: Target, mode: Mode, clients: number, durationMs: number) {
-  const viaProxy = await measureThroughput(proxy, mode, clients, durationMs);
-  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs);
+const describeCpu = (result: ThroughputResult) =>
+  result.cpuMsPerRun === undefined ? '' : `, ${result.cpuMsPerRun.toFixed(2)} ms CPU per run`;
+
+/** Both targets in one mode, one after the other, printed side by side (with each process's CPU per run when its pid is given). */
+export async function compareThroughput(
+  proxy: Target,
+  hangar: Target,
+  mode: Mode,
+  clients: number,
+  durationMs: number,
+  pids: { proxy?: number; hangar?: number } = {},
+) {
+  const viaProxy = await measureThroughput(proxy, mode, clients, durationMs, pids.proxy);
+  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs, pids.hangar);
   console.log(`short runs (4 chunks), ${mode} mode, ${clients} concurrent clients, ${durationMs / 1000} s each:`);
-  console.log(`  proxy   ${viaProxy.runsPerSecond.toFixed(1)} runs/s, ${describeFailures(viaProxy)}`);
+  console.log(`  proxy   ${viaProxy.runsPerSecond.toFixed(1)} runs/s, ${describeFailures(viaProxy)}${describeCpu(viaProxy)}`);
   console.log(
-    `  Hangar  ${viaHangar.runsPerSecond.toFixed(1)} runs/s (${ratio(viaHangar.runsPerSecond, viaProxy.runsPerSecond)} the proxy), ${describeFailures(viaHangar)}`,
+    `  Hangar  ${viaHangar.runsPerSecond.toFixed(1)} runs/s (${ratio(viaHangar.runsPerSecond, viaProxy.runsPerSecond)} the proxy), ${describeFailures(viaHangar)}${describeCpu(viaHangar)}`,
   );
   return { proxy: viaProxy, hangar: viaHangar };
 }
