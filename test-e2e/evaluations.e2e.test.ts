@@ -107,7 +107,7 @@ beforeAll(async () => {
     headers: acme,
   });
   expect(updated.status, updated.text).toBe(200);
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

@@ -57,7 +57,7 @@ beforeAll(async () => {
     }),
   ];
   for (const answer of created) expect(answer.status, answer.text).toBeLessThan(300);
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

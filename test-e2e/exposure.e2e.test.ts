@@ -43,7 +43,7 @@ beforeAll(async () => {
   }
   const slowpoke = await hangar.request('POST', '/api/agents', { body: { name: 'slowpoke', model: { provider: 'mock', model: 'slow' } } });
   expect(slowpoke.status, slowpoke.text).toBe(201);
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

@@ -52,7 +52,7 @@ beforeAll(async () => {
     headers: acme,
   });
   expect(artist.status, artist.text).toBe(201);
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([priced?.stop(), demo?.stop(), off?.stop()]);

@@ -58,7 +58,7 @@ beforeAll(async () => {
       Attachments: { MaxBytes: MAX_BYTES },
     },
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

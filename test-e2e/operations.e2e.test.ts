@@ -59,7 +59,8 @@ beforeAll(async () => {
     overrides: {
       Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, Timeout: '2s' } },
       Hangar: { Api: { MetricsToken: METRICS_TOKEN } },
-      CircuitBreaker: { FailureThreshold: 2, BreakDuration: '300ms' },
+      // Long enough that a loaded machine still reads the circuit open between the second failure and the health call.
+      CircuitBreaker: { FailureThreshold: 2, BreakDuration: '1500ms' },
       Health: { CacheTtl: '0s' },
       Observability: { EnableJobQueueDepthGauge: true, JobQueueDepthRefreshInterval: '100ms' },
       ...(runExecutorMetricsPort !== undefined && { Services: { RunExecutor: { MetricsPort: runExecutorMetricsPort } } }),
@@ -73,7 +74,7 @@ beforeAll(async () => {
     expect((await hangar.request('POST', '/api/agents', { body: { name, model } })).status).toBe(201);
   }
   mock.script('counted', [{ text: 'counted answer', usage: { prompt: 11, completion: 3 } }]);
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

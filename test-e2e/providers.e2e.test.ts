@@ -82,7 +82,7 @@ beforeAll(async () => {
   );
   mock.script('claude-down', [{ status: 529 }]);
   mock.script('rescue-deployment', [{ text: 'rescued by azure' }]);
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

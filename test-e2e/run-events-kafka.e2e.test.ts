@@ -52,7 +52,7 @@ beforeAll(async () => {
     });
     expect(created.status, created.text).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await consumerLog?.close();

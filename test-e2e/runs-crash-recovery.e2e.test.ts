@@ -108,7 +108,7 @@ beforeAll(async () => {
     const created = await observer.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } } });
     expect(created.status, created.text).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all(spawned.map((process) => process.kill()));

@@ -78,7 +78,7 @@ beforeAll(async () => {
     const created = await first.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model }, agents, tools } });
     expect(created.status, created.text).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await second?.stop();

@@ -46,7 +46,7 @@ async function startWithAgent(overrides: Record<string, unknown> = {}) {
 
 beforeAll(async () => {
   hangar = await startWithAgent();
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

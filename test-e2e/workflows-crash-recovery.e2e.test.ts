@@ -111,7 +111,7 @@ beforeAll(async () => {
     const stored = await observer.request('PUT', `/api/workflows/${name}`, { body });
     expect(stored.status, stored.text).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all(spawned.map((process) => process.kill()));

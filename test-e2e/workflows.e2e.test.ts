@@ -79,7 +79,7 @@ beforeAll(async () => {
     const created = await hangar.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } }, headers: acme });
     expect(created.status, created.text).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await hangar?.stop();

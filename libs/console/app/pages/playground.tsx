@@ -1,7 +1,7 @@
 import type { HangarClient, RunStreamFrame } from '@hangar/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { href, navigate } from '../router.js';
-import { Loaded, Problem, Status, formatCost, useLoaded } from '../ui.js';
+import { Problem, Status, formatCost, useLoaded } from '../ui.js';
 
 type Step =
   | { kind: 'tool-call'; id: string; toolName: string; args: unknown; result?: unknown }
@@ -90,21 +90,24 @@ export function PlaygroundPage({ client, agentName }: { client: HangarClient; ag
     <section>
       <h1>Playground</h1>
       <form class="card" onSubmit={run}>
-        <Loaded state={agents} what="agents">
-          {(list) => (
-            <label>
-              Agent
-              <select name="agent" value={agentName ?? ''} onChange={(event) => navigate('playground', event.currentTarget.value)}>
-                <option value="" disabled>
-                  Choose an agent
-                </option>
-                {list.map((agent) => (
-                  <option value={agent.name}>{agent.name}</option>
-                ))}
-              </select>
-            </label>
-          )}
-        </Loaded>
+        {/* The select is there from the first paint, so the list arriving never moves the form below it. */}
+        <label>
+          Agent
+          <select
+            name="agent"
+            value={agentName ?? ''}
+            aria-busy={agents.loading}
+            onChange={(event) => navigate('playground', event.currentTarget.value)}
+          >
+            <option value="" disabled>
+              {agents.value ? 'Choose an agent' : 'Loading agents…'}
+            </option>
+            {(agents.value ?? (agentName ? [{ name: agentName }] : [])).map((agent) => (
+              <option value={agent.name}>{agent.name}</option>
+            ))}
+          </select>
+        </label>
+        {agents.error !== undefined && <Problem error={agents.error} />}
         <label>
           Session <span class="muted">(optional: a new id starts one, an existing one continues it)</span>
           <input name="sessionId" value={sessionId} onInput={(event) => setSessionId(event.currentTarget.value)} />
