@@ -37,6 +37,8 @@ export * as workflowPb from './generated/hangar/v1/workflows.js';
 export { WorkflowServiceDefinition } from './generated/hangar/v1/workflows.js';
 export * as imagePb from './generated/hangar/v1/images.js';
 export { ImageServiceDefinition } from './generated/hangar/v1/images.js';
+export * as voicePb from './generated/hangar/v1/voice.js';
+export { VoiceServiceDefinition } from './generated/hangar/v1/voice.js';
 export * as knowledgePb from './generated/hangar/v1/knowledge.js';
 export { KnowledgeServiceDefinition } from './generated/hangar/v1/knowledge.js';
 export * from './knowledge.js';

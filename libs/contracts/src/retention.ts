@@ -40,6 +40,7 @@ export const RETENTION_OWNERS: Partial<
   DocumentEmbeddings: 'Knowledge',
   EvalCaseResults: 'Evaluation',
   WorkflowCheckpoints: 'RunExecutor',
+  VoiceSessions: 'RunExecutor',
 };
 
 const DAY_MS = 86_400_000;

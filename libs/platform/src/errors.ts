@@ -41,6 +41,7 @@ export const ERROR_KINDS = {
   unsupportedMediaType: { http: 415, grpc: Status.INVALID_ARGUMENT, errorType: 'unsupported_media_type', title: 'Unsupported Media Type' },
   unprocessable: { http: 422, grpc: Status.FAILED_PRECONDITION, errorType: 'content_blocked', title: 'Unprocessable Content' },
   tooManyRequests: { http: 429, grpc: Status.RESOURCE_EXHAUSTED, errorType: 'quota_exceeded', title: 'Too Many Requests' },
+  upgradeRequired: { http: 426, grpc: Status.FAILED_PRECONDITION, errorType: 'upgrade_required', title: 'Upgrade Required' },
   notImplemented: { http: 501, grpc: Status.UNIMPLEMENTED, errorType: 'not_implemented', title: 'Not Implemented' },
   unavailable: { http: 503, grpc: Status.UNAVAILABLE, errorType: 'provider_unavailable', title: 'Service Unavailable' },
 } as const satisfies Record<string, { http: number; grpc: Status; errorType: string; title: string }>;

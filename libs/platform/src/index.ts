@@ -29,6 +29,8 @@ export * from './egress/request-fetch.js';
 export * from './mcp/connect.js';
 export * from './providers/azure.js';
 export * from './providers/solid-png.js';
+export * from './providers/speech-format.js';
+export * from './async-queue.js';
 export * from './names.js';
 export * from './runtime/retention.js';
 export * from './content/content-cipher.js';

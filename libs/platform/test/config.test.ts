@@ -127,6 +127,27 @@ describe('configuration', () => {
       { HANGAR__Pricing__Images__p__m__OutputCostPerMillionTokens: '2', HANGAR__Pricing__Images__p__m__SizeMultipliers__1024x1024: '2' },
       'multiply PerImage, which this price does not set',
     ],
+    [{ HANGAR__Voice__OutputFormat: 'mp3' }, 'Voice:OutputFormat: must be <codec>_<sample rate>[_<bitrate>]'],
+    [{ HANGAR__Voice__MaxConcurrentRequests: '0' }, 'Voice:MaxConcurrentRequests: must be at least 1'],
+    [{ HANGAR__Voice__Provider: 'nowhere' }, 'Voice:Provider: names no provider of Providers'],
+    [{ HANGAR__Voice__Conversation__OutputMediaType: 'audio/flac' }, 'Voice:Conversation:OutputMediaType: must be audio/mpeg, audio/ogg'],
+    [{ HANGAR__Voice__Conversation__InputSampleRate: '96000' }, 'Voice:Conversation:InputSampleRate: must be 8000–48000 Hz'],
+    [
+      {
+        HANGAR__Voice__Provider: 'openai',
+        HANGAR__Providers__openai__Kind: 'OpenAI',
+        HANGAR__Voice__Conversation__OutputMediaType: 'audio/basic',
+      },
+      'Voice:Conversation:OutputMediaType: is a media type OpenAI’s speech API cannot produce',
+    ],
+    [
+      { HANGAR__Voice__Provider: 'claude', HANGAR__Providers__claude__Kind: 'Anthropic' },
+      'Voice:Provider: names a provider of Kind Anthropic, which has no speech API',
+    ],
+    [
+      { HANGAR__Voice__Provider: 'openai', HANGAR__Providers__openai__Kind: 'OpenAI', HANGAR__Voice__OutputFormat: 'ulaw_8000' },
+      'Voice:OutputFormat: is a format OpenAI’s speech API cannot produce',
+    ],
     [{ HANGAR__Hangar__Api__Prefix: 'api/' }, 'Hangar:Api:Prefix'],
     [{ HANGAR__ContentGuard__Pattern__MaskedPii: 'Email,ShoeSize' }, 'ContentGuard:Pattern:MaskedPii:1'],
   ])('refuses %j naming the key', (env, expected) => {

@@ -56,25 +56,24 @@ describe('configuration keys not yet effective', () => {
   });
 
   it('names a listed key set away from its default in one warning, without its value', () => {
-    const lines = warningsFor({ Voice: { ApiKey: 'sk-not-to-be-logged' } });
+    const lines = warningsFor({ Mcp: { OAuthCallbackBaseUri: 'https://callback-not-to-be-logged.example' } });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       level: 40,
-      msg: 'configuration key Voice:ApiKey is set but not yet effective',
-      configKey: 'Voice:ApiKey',
-      feature: 'Voice',
+      msg: 'configuration key Mcp:OAuthCallbackBaseUri is set but not yet effective',
+      configKey: 'Mcp:OAuthCallbackBaseUri',
+      feature: 'Tool servers (MCP)',
     });
-    expect(JSON.stringify(lines)).not.toContain('sk-not-to-be-logged');
+    expect(JSON.stringify(lines)).not.toContain('callback-not-to-be-logged');
   });
 
-  it('counts any entry of a map as set and compares nested sections by value', () => {
+  it('compares nested sections by value', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
-    expect(keys({ Pricing: { Voice: { speech: { tts: { PerMillionCharacters: 15, PerMinute: null } } } } })).toEqual(['Pricing:Voice']);
-    expect(keys({ Voice: { MaxCharactersPerRequest: 5000 }, Retention: { Spans: { MaxAge: '14d' } } })).toEqual([]);
-    expect(keys({ Voice: { MaxCharactersPerRequest: 50 }, Retention: { Spans: { MaxAge: '10d' } } })).toEqual([
+    expect(keys({ Retention: { ToolInvocations: { MaxAge: '90.00:00:00' }, Spans: { MaxAge: '14d' } } })).toEqual([]);
+    expect(keys({ Retention: { ToolInvocations: { MaxAge: '30d' }, Spans: { MaxAge: '10d' } } })).toEqual([
+      'Retention:ToolInvocations:MaxAge',
       'Retention:Spans:MaxAge',
-      'Voice:MaxCharactersPerRequest',
     ]);
   });
 
@@ -84,7 +83,8 @@ describe('configuration keys not yet effective', () => {
         Gateway: { Port: 9000 },
         Scheduling: { PollInterval: '5s', Lanes: ['fast'] },
         Providers: { demo: { Kind: 'Demo' } },
-        Pricing: { Currency: 'EUR' },
+        Pricing: { Currency: 'EUR', Voice: { ElevenLabs: { eleven_flash_v2_5: { PerMillionCharacters: 50, PerMinute: null } } } },
+        Voice: { Endpoint: 'http://127.0.0.1:9', MaxCharactersPerRequest: 50 },
         RateLimit: { Enabled: true },
       }),
     ).toEqual([]);
@@ -92,10 +92,13 @@ describe('configuration keys not yet effective', () => {
 
   it('is logged when a process starts its modules', async () => {
     const { logger, lines } = captureLogger();
-    const config = loadConfig({ env: {}, overrides: { Voice: { MaxCharactersPerRequest: 50, MaxConcurrentRequests: 3 } } });
+    const config = loadConfig({
+      env: {},
+      overrides: { Mcp: { OAuthCallbackBaseUri: 'https://x.example' }, Webhooks: { SignatureTolerance: '10m' } },
+    });
     const started = await startModules([], { config, logger, engines: {} as Engines, metrics: createProcessMetrics('test') });
     await started.stop();
-    expect(lines.map((line) => line.configKey)).toEqual(['Voice:MaxCharactersPerRequest', 'Voice:MaxConcurrentRequests']);
+    expect(lines.map((line) => line.configKey)).toEqual(['Webhooks:SignatureTolerance', 'Mcp:OAuthCallbackBaseUri']);
   });
 });
 

@@ -17,3 +17,5 @@ export * from './grpc-reflection.js';
 export * from './otlp-receiver.js';
 export * from './pdf.js';
 export * from './chromium.js';
+export * from './mock-speech.js';
+export * from './voice-fixtures.js';

@@ -139,3 +139,13 @@ export const pageNumber = (fallback: number) =>
     .transform(Number)
     .optional()
     .transform((value) => value ?? fallback);
+
+/** A request body of one file sent as multipart/form-data in a part named `file` (for the OpenAPI document). */
+export const FILE_PART_BODY = {
+  contentType: 'multipart/form-data',
+  schema: {
+    type: 'object',
+    required: ['file'],
+    properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } },
+  },
+};

@@ -17,6 +17,8 @@ import { retentionRoutes } from './routes/retention.routes.js';
 import { scheduleRoutes } from './routes/schedules.routes.js';
 import { workflowRoutes } from './routes/workflows.routes.js';
 import { imageRoutes } from './routes/images.routes.js';
+import { voiceRoutes } from './routes/voice.routes.js';
+import { voiceConversationRoutes } from './routes/voice-conversations.routes.js';
 import { toolServerRoutes } from './routes/tool-servers.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { evaluationRoutes } from './routes/evaluation/evaluation.routes.js';
@@ -56,6 +58,8 @@ export function gatewayRoutes(): RouteSpec<any, any, any>[] {
     ...scheduleRoutes,
     ...workflowRoutes,
     ...imageRoutes,
+    ...voiceRoutes,
+    ...voiceConversationRoutes,
     ...toolServerRoutes,
     ...knowledgeRoutes,
     ...evaluationRoutes,
@@ -130,6 +134,9 @@ function cors(context: GatewayContext) {
         // A browser client of /v1 and of useChat reads these too.
         'X-Hangar-Run-Id',
         'X-Hangar-Ignored-Parameters',
+        'X-Hangar-Characters',
+        'X-Hangar-Cost',
+        'X-Hangar-Currency',
         'x-vercel-ai-ui-message-stream',
       ].join(', '),
     );

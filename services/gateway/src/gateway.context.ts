@@ -1,3 +1,4 @@
+import type { WebSocketServer } from 'ws';
 import type {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
@@ -12,6 +13,7 @@ import type {
   ScheduleServiceDefinition,
   WorkflowServiceDefinition,
   ImageServiceDefinition,
+  VoiceServiceDefinition,
   ToolServerServiceDefinition,
   KnowledgeServiceDefinition,
   EvaluationServiceDefinition,
@@ -50,6 +52,10 @@ export interface GatewayContext {
   workflows: Client<typeof WorkflowServiceDefinition, CallerOptions>;
   /** Image generation (served by the run-executor process). */
   images: Client<typeof ImageServiceDefinition, CallerOptions>;
+  /** Speech in and out (served by the run-executor process). */
+  voice: Client<typeof VoiceServiceDefinition, CallerOptions>;
+  /** The WebSockets this gateway holds open (voice conversations), closed when it stops. */
+  webSockets: WebSocketServer;
   /** MCP tool servers (served by the agent-registry process). */
   toolServers: Client<typeof ToolServerServiceDefinition, CallerOptions>;
   /** Knowledge collections, documents and search. */

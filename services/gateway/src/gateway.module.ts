@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { WebSocketServer } from 'ws';
 import {
   AgentRegistryServiceDefinition,
   AttachmentServiceDefinition,
@@ -10,6 +11,7 @@ import {
   ScheduleServiceDefinition,
   WorkflowServiceDefinition,
   ImageServiceDefinition,
+  VoiceServiceDefinition,
   ToolServerServiceDefinition,
   KnowledgeServiceDefinition,
   EvaluationServiceDefinition,
@@ -32,6 +34,7 @@ import { loadHostPolicies } from './http/host-policies.js';
 import { roleAuthorizations } from './routes/system.routes.js';
 import { loadRunAuthorization } from './http/run-authorization.js';
 import { malformedHttpAnswer } from './http/problem.js';
+import { routeUpgrades } from './http/upgrade.js';
 import { createGatewayApp, gatewayRoutes } from './gateway.app.js';
 import type { GatewayContext } from './gateway.context.js';
 
@@ -85,6 +88,9 @@ export const gatewayModule: HangarModule = {
       schedules: createServiceClient(ScheduleServiceDefinition, channels.RunExecutor),
       workflows: createServiceClient(WorkflowServiceDefinition, channels.RunExecutor),
       images: createServiceClient(ImageServiceDefinition, channels.RunExecutor),
+      voice: createServiceClient(VoiceServiceDefinition, channels.RunExecutor),
+      // A frame of audio is small; one larger than 1 MiB is refused with close code 1009.
+      webSockets: new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 }),
       toolServers: createServiceClient(ToolServerServiceDefinition, channels.AgentRegistry),
       knowledge: createServiceClient(KnowledgeServiceDefinition, channels.Knowledge),
       evaluation: createServiceClient(EvaluationServiceDefinition, channels.Evaluation),
@@ -106,7 +112,9 @@ export const gatewayModule: HangarModule = {
         return Object.fromEntries(entries);
       },
     };
-    const server: Server = createServer(createGatewayApp(context));
+    const app = createGatewayApp(context);
+    const server: Server = createServer(app);
+    const dropPendingHandshakes = routeUpgrades(server, app);
     // An idle connection is kept longer than a load balancer's or client's own idle timeout (60 s on
     // common ones): a server that closes first fails the request the other side just sent on it.
     server.keepAliveTimeout = IDLE_KEEP_ALIVE_MS;
@@ -128,6 +136,8 @@ export const gatewayModule: HangarModule = {
         draining = true;
       },
       async stop() {
+        dropPendingHandshakes();
+        await closeWebSockets(context.webSockets);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
@@ -140,6 +150,16 @@ export const gatewayModule: HangarModule = {
     };
   },
 };
+
+/** Closes every WebSocket with 1001 (going away), and cuts those that do not answer within a second. */
+async function closeWebSockets(webSockets: WebSocketServer): Promise<void> {
+  const open = [...webSockets.clients];
+  const closed = open.map((socket) => new Promise((resolve) => socket.once('close', resolve)));
+  for (const socket of open) socket.close(1001, 'the gateway is stopping');
+  await Promise.race([Promise.all(closed), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  for (const socket of webSockets.clients) socket.terminate();
+  webSockets.close();
+}
 
 /** Notices governance publishes for a run tree, validated before they reach a client (a stray message is dropped). */
 function quotaNotices(pubsub: PubSub, logger: Logger): RunNotices {

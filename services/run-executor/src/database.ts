@@ -146,6 +146,18 @@ export interface RunDatabase {
     created_at: Generated<Date>;
     run_ended_at: Date | null;
   };
+  voice_conversations: {
+    id: string;
+    tenant_id: string;
+    agent_name: string;
+    session_id: string;
+    turns: Generated<number>;
+    started_at: Generated<Date>;
+    /** Beaten while the conversation is open; a row whose instance died stops counting once it is stale. */
+    last_seen_at: Generated<Date>;
+    ended_at: Date | null;
+    close_code: number | null;
+  };
   workflow_requests: {
     id: string;
     run_id: string;

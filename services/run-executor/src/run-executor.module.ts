@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
   ImageServiceDefinition,
+  VoiceServiceDefinition,
   RetentionServiceDefinition,
   RUN_EVENTS_TOPIC,
   RunExecutorServiceDefinition,
@@ -58,14 +59,20 @@ import { createWorkflowRepository } from './workflows/workflow.repository.js';
 import { createImageGenerator } from './images/image-generator.js';
 import { createImageService } from './images/image.service.js';
 import { imageGrpc } from './images/images.grpc.js';
+import { createSpeechProvider } from './voice/speech-provider.js';
+import { createVoiceService } from './voice/voice.service.js';
+import { voiceGrpc } from './voice/voice.grpc.js';
+import { createConversationRepository } from './voice/conversations/conversation.repository.js';
+import { createConversationService } from './voice/conversations/conversation.service.js';
 import { createWorkflowWorker } from './workflows/workflow-worker.js';
 import { workflowGrpc } from './workflows/workflows.grpc.js';
 
-// Run events reach the event log within ~20 ms of being stored when this process wrote them,
-// within a second otherwise; one round ships up to 500, holding the outbox lease at most 10 s. A
+// Run events reach the event log within ~50 ms of being stored when this process wrote them,
+// within a second otherwise (the wait gathers a busy process's runs into a few rounds of two
+// statements each); one round ships up to 500, holding the outbox lease at most 10 s. A
 // relay killed mid-round stalls every run's events that long; a round that outlives the lease only
 // leaves its rows to be shipped again by the next holder (at-least-once, as a kill does).
-const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 20, batchSize: 500, leaseMs: 10_000 };
+const OUTBOX_SETTINGS = { pollIntervalMs: 1000, batchDelayMs: 50, batchSize: 500, leaseMs: 10_000 };
 
 export const runExecutorModule = grpcServiceModule({
   name: 'RunExecutor',
@@ -136,6 +143,12 @@ export const runExecutorModule = grpcServiceModule({
       audit: auditOrLog(clients.audit, logger),
       settings: config,
     });
+    // The speech provider is the operator's configuration too.
+    const voiceService = createVoiceService({
+      provider: createSpeechProvider(config, operatorEgress.fetch),
+      audit: auditOrLog(clients.audit, logger),
+      settings: config,
+    });
     const engine = createRunEngine({
       config,
       logger,
@@ -201,6 +214,17 @@ export const runExecutorModule = grpcServiceModule({
     grpc.server.add(ScheduleServiceDefinition, scheduleGrpc(schedules));
     grpc.server.add(WorkflowServiceDefinition, workflowGrpc(engine.workflows));
     grpc.server.add(ImageServiceDefinition, imageGrpc(imageService));
+    const conversations = createConversationService({
+      repository: createConversationRepository(database.db),
+      voice: voiceService,
+      runs: engine.start,
+      agents: cachedAgents.agents,
+      decide: engine.decideApproval,
+      attachments: clients.attachmentWriter,
+      logger,
+      settings: config,
+    });
+    grpc.server.add(VoiceServiceDefinition, voiceGrpc(voiceService, conversations));
     // Scheduling:Enabled and RunWorker switch this instance's background work off: it neither fires schedules nor executes jobs.
     const background = scheduling.Enabled && scheduling.RunWorker;
     const worker = background
@@ -297,9 +321,16 @@ export const runExecutorModule = grpcServiceModule({
       // The worker first: at the deadline its jobs go back to the queue before the engine fails the runs left.
       // The scheduler stops firing at once (and gives up its lease, so another instance fires).
       drain: async (deadline: AbortSignal) => {
-        await Promise.all([scheduler?.stop(), worker?.drain(deadline), workflowWorker?.stop(), engine.finishRuns(deadline)]);
+        await Promise.all([
+          scheduler?.stop(),
+          worker?.drain(deadline),
+          workflowWorker?.stop(),
+          engine.finishRuns(deadline),
+          conversations.drain(deadline),
+        ]);
       },
       close: async () => {
+        conversations.closeAll();
         clearInterval(prober);
         await probing;
         queueGauge?.stop();

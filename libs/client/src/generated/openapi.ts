@@ -1164,6 +1164,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/voice/speech": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Speak text
+         * @description Turns `text` (at most Voice:MaxCharactersPerRequest characters) into speech in Voice:OutputFormat with `voiceId` (default Voice:DefaultVoiceId) and streams the audio as the provider sends it; X-Hangar-Characters and X-Hangar-Cost say what it is priced at (Pricing:Voice). 404 while no speech provider is configured; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.
+         */
+        post: operations["synthesizeSpeech"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/voice/transcriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transcribe speech
+         * @description Turns an audio file sent as multipart/form-data (part `file`, at most Attachments:MaxBytes, its type decided by its signature) into text with Voice:TranscriptionModelId, priced per minute of audio (Pricing:Voice). 404 while no speech provider is configured; 415 for a file that is no audio; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.
+         */
+        post: operations["transcribeSpeech"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/voice/conversations/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Talk with an agent (WebSocket)
+         * @description Opens a WebSocket: binary frames in are 16-bit little-endian mono PCM at Voice:Conversation:InputSampleRate; each utterance (ended by 700 ms of quiet, or a {"type":"commit"} text frame) is transcribed, answered by a run of kind Voice in the session (`sessionId`, or a new one) and spoken back as binary frames of Voice:Conversation:OutputMediaType, between JSON text frames ready, transcript, run, reply, turn_end and error. {"type":"end"} closes after the turns under way. Close codes: 1000 normal, 1011 failure, 1013 try later, 4404 unknown agent or no speech configured, 4408 idle, 4410 MaxConnectionDuration, 4413 utterance too large, 4429 MaxConcurrentConnectionsPerTenant.
+         */
+        get: operations["converseByVoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tool-servers": {
         parameters: {
             query?: never;
@@ -2376,7 +2436,7 @@ export interface components {
             /** @enum {string} */
             status: "Queued" | "Running" | "Completed" | "Failed" | "Canceled" | "AwaitingApproval";
             /** @enum {string} */
-            kind: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow";
+            kind: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow" | "Voice";
             isStreaming: boolean;
             /** Format: date-time */
             startedAt: string;
@@ -3330,6 +3390,24 @@ export interface components {
             /** @description At most Images:MaxImagesPerRequest */
             n?: number;
             sessionId?: string;
+        };
+        SpeechRequest: {
+            /** @description At most Voice:MaxCharactersPerRequest characters */
+            text: string;
+            /** @description The provider’s voice; absent: Voice:DefaultVoiceId */
+            voiceId?: string;
+        };
+        Transcription: {
+            text: string;
+            /** @description The language the provider heard, when it says */
+            language: string | null;
+            /** @description The audio’s length, what is priced; null when neither the file nor the provider tells it */
+            durationSeconds: number | null;
+            provider: string;
+            model: string;
+            /** @description Per Pricing:Voice PerMinute; null when no price applies */
+            cost: number | null;
+            currency: string;
         };
         ToolServer: {
             name: string;
@@ -5286,7 +5364,7 @@ export interface operations {
             query?: {
                 agentName?: string;
                 status?: "Queued" | "Running" | "Completed" | "Failed" | "Canceled" | "AwaitingApproval";
-                kind?: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow";
+                kind?: "Interactive" | "Async" | "Child" | "Scheduled" | "Evaluation" | "Replay" | "Compatibility" | "Workflow" | "Voice";
                 sessionId?: string;
                 errorType?: string;
                 userId?: string;
@@ -11580,6 +11658,405 @@ export interface operations {
                 };
             };
             /** @description The image provider failed */
+            503: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    synthesizeSpeech: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for the same request with Idempotent-Replayed: true for a day; 422 idempotency_key_reuse for another request, 409 idempotency_in_progress while the first executes */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpeechRequest"];
+            };
+        };
+        responses: {
+            /** @description The audio, as Voice:OutputFormat names it (audio/mpeg for mp3_*) */
+            200: {
+                headers: {
+                    /** @description Characters sent to the provider (what is priced) */
+                    "X-Hangar-Characters"?: number;
+                    /** @description Per Pricing:Voice PerMillionCharacters; absent when no price applies */
+                    "X-Hangar-Cost"?: number;
+                    /** @description Pricing:Currency */
+                    "X-Hangar-Currency"?: string;
+                    /** @description true when this is the stored first response to the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": string;
+                };
+            };
+            /** @description No text, more than Voice:MaxCharactersPerRequest characters, no voice, or a request the provider refused */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No speech provider or no Voice:SynthesisModelId is configured */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Voice:MaxConcurrentRequests requests are with the provider; retry shortly */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The speech provider failed */
+            503: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    transcribeSpeech: {
+        parameters: {
+            query?: {
+                /** @description ISO 639-1; absent: the provider detects it */
+                language?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The transcript */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transcription"];
+                };
+            };
+            /** @description No `file` part, an empty file, a bad language, or a request the provider refused */
+            400: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No speech provider or no Voice:TranscriptionModelId is configured */
+            404: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Larger than Attachments:MaxBytes */
+            413: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not multipart/form-data, or a file whose signature is no audio */
+            415: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Voice:MaxConcurrentRequests requests are with the provider; retry shortly */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The speech provider failed */
+            503: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    converseByVoice: {
+        parameters: {
+            query?: {
+                /** @description Continue this session; absent: a new session (named in the ready frame) */
+                sessionId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Agent name, compared exactly */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol */
+            101: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or an invalid one */
+            401: {
+                headers: {
+                    /** @description Bearer: the credential schemes the gateway accepts */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the Operator role or the RunsWrite scope, the tenant is disabled, or remote access is disabled */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a WebSocket opening handshake */
+            426: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window (RateLimit:PermitLimit) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait (429 only) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (no internals are shown; quote the traceId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This gateway is draining */
             503: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */

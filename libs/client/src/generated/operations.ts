@@ -106,6 +106,11 @@ export const operationTable = {
   images: {
     generate: { operationId: 'generateImages', method: 'post', path: '/api/images/generate', pathParams: [], body: 'json', response: 'json' },
   },
+  voice: {
+    synthesizeSpeech: { operationId: 'synthesizeSpeech', method: 'post', path: '/api/voice/speech', pathParams: [], body: 'json', response: 'binary' },
+    transcribeSpeech: { operationId: 'transcribeSpeech', method: 'post', path: '/api/voice/transcriptions', pathParams: [], body: 'form', response: 'json' },
+    converseBy: { operationId: 'converseByVoice', method: 'get', path: '/api/voice/conversations/{name}', pathParams: ['name'], body: 'none', response: 'none' },
+  },
   toolServers: {
     list: { operationId: 'listToolServers', method: 'get', path: '/api/tool-servers', pathParams: [], body: 'none', response: 'json' },
     get: { operationId: 'getToolServer', method: 'get', path: '/api/tool-servers/{name}', pathParams: ['name'], body: 'none', response: 'json' },
@@ -363,6 +368,14 @@ export interface GeneratedGroups {
   images: {
     /** `POST /api/images/generate`: Generate images */
     generate(body: JsonBody<'generateImages'>, options?: IdempotentCallOptions): Promise<JsonResult<'generateImages'>>;
+  };
+  voice: {
+    /** `POST /api/voice/speech`: Speak text */
+    synthesizeSpeech(body: JsonBody<'synthesizeSpeech'>, options?: IdempotentCallOptions): Promise<Blob>;
+    /** `POST /api/voice/transcriptions`: Transcribe speech */
+    transcribeSpeech(body: FormData, options?: CallOptions<QueryParams<'transcribeSpeech'>>): Promise<JsonResult<'transcribeSpeech'>>;
+    /** `GET /api/voice/conversations/{name}`: Talk with an agent (WebSocket) */
+    converseBy(name: PathParam<'converseByVoice', 'name'>, options?: CallOptions<QueryParams<'converseByVoice'>>): Promise<void>;
   };
   toolServers: {
     /** `GET /api/tool-servers`: List tool servers */

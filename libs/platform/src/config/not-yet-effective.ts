@@ -33,36 +33,10 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
     'Retention:Spans:Archive',
     'Retention:Conversations:MaxAge',
     'Retention:Conversations:Archive',
-    'Retention:VoiceSessions:MaxAge',
-    'Retention:VoiceSessions:Archive',
   ],
   // API.md "Tool servers (MCP) and exposure".
   'Tool servers (MCP)': [
     'Mcp:OAuthCallbackBaseUri',
-  ],
-  // API.md "Images and voice".
-  Voice: [
-    'Voice:OutputFormat',
-    'Voice:MaxCharactersPerRequest',
-    'Voice:MaxConcurrentRequests',
-    'Voice:RequireApproval',
-    'Voice:Timeout',
-    'Voice:ApiKey',
-    'Voice:Endpoint',
-    'Voice:DefaultVoiceId',
-    'Voice:SynthesisModelId',
-    'Voice:TranscriptionModelId',
-    'Voice:Conversation:MaxConcurrentConnectionsPerTenant',
-    'Voice:Conversation:MaxConnectionDuration',
-    'Voice:Conversation:IdleTimeout',
-    'Voice:Conversation:MaxUtteranceDuration',
-    'Voice:Conversation:MaxUtteranceBytes',
-    'Voice:Conversation:PersistAudio',
-    'Voice:Conversation:VoiceId',
-    'Voice:Conversation:OutputMediaType',
-    'Voice:Conversation:InputSampleRate',
-    'Voice:Conversation:MaxSpokenCharactersPerTurn',
-    'Pricing:Voice',
   ],
 };
 

@@ -1,6 +1,7 @@
 import { IMAGE_TOOL_NAME } from '@hangar/contracts';
 import { z } from 'zod';
 import { bool, duration, int, list, nullable, num } from './values.js';
+import { voiceIssues } from './voice-checks.js';
 
 /**
  * Every configuration key of SPEC.md "Limits" (plus the keys API.md adds), with SPEC's defaults.
@@ -473,6 +474,11 @@ export const ConfigSchema = z
       KeepCheckpointsAfterCompletion: bool().default(true),
     }),
     Voice: section({
+      /**
+       * Hangar's key (API.md "Images and voice"): a provider of Providers whose OpenAI speech API
+       * speaks and listens. Null: the ElevenLabs-style API at Voice:Endpoint with Voice:ApiKey.
+       */
+      Provider: nullable(z.string()),
       OutputFormat: str('mp3_44100_128'),
       MaxCharactersPerRequest: int().default(5000),
       MaxConcurrentRequests: int().default(2),
@@ -536,6 +542,7 @@ export const ConfigSchema = z
           message: 'names a provider of Kind Anthropic, which has no image API (OpenAI, AzureOpenAI, OpenAICompatible or Demo can draw)',
         });
     }
+    for (const issue of voiceIssues(config.Voice, config.Providers)) ctx.addIssue({ code: 'custom', ...issue });
     const api = config.Hangar.Api;
     if (api.Jwt.Enabled && !api.Jwt.JwksUri && !api.Jwt.Jwks) {
       ctx.addIssue({

@@ -20,6 +20,8 @@ export const API_TAGS = {
     'Weighted variants over an agent’s versions (sticky per session, runs labelled with their variant) and canaries whose share grows while their online score holds and that roll back when it does not; results per variant.',
   Images:
     'Images drawn by the configured image model (Images:Enabled), stored as attachments and priced per Pricing:Images; absent (404) while image generation is off.',
+  Voice:
+    'Speech in and out through the configured speech provider (Voice:Provider’s OpenAI speech API, or the ElevenLabs-style API at Voice:Endpoint), priced per Pricing:Voice; absent (404) while none is configured.',
   Workflows:
     'Versioned graphs of agent, human-input and transform steps with conditional edges, fan-out and fan-in, run in super steps with a checkpoint after each; pending questions answered from any instance; a run that lost its instance resumes from its last checkpoint.',
   Skills: 'Agent Skills (instructions, resources and scripts) stored in the database or on disk.',

@@ -1,8 +1,9 @@
 import type { attachmentPb } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
-import { locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
+import { FILE_PART_BODY, locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
 import { receiveFilePart } from '../http/multipart.js';
+import { writePiece } from '../http/streamed-body.js';
 import { defineRoute } from '../http/route.js';
 
 const TAG = 'Attachments';
@@ -48,14 +49,7 @@ export const attachmentRoutes = [
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     query: z.object({ sessionId: z.string().optional() }),
-    documentedBody: {
-      contentType: 'multipart/form-data',
-      schema: {
-        type: 'object',
-        required: ['file'],
-        properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } },
-      },
-    },
+    documentedBody: FILE_PART_BODY,
     runAuthorization: { operation: 'attachments.upload', denial: 'forbid' },
     responses: {
       201: {
@@ -153,7 +147,7 @@ export const attachmentRoutes = [
       try {
         for (let next = await parts.next(); !next.done; next = await parts.next()) {
           if (next.value.part?.$case !== 'chunk') continue;
-          if (!response.write(next.value.part.value)) await new Promise((resolve) => response.once('drain', resolve));
+          if (!(await writePiece(response, next.value.part.value))) break;
         }
         response.end();
       } catch (error) {

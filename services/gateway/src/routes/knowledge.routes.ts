@@ -1,7 +1,7 @@
 import type { knowledgePb as pb } from '@hangar/contracts';
 import { HangarError } from '@hangar/platform';
 import { z } from 'zod';
-import { locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
+import { FILE_PART_BODY, locationHeader, pageNumber, problemResponse } from '../api.schemas.js';
 import { receiveFilePart } from '../http/multipart.js';
 import { defineRoute, parseOrThrow, requireJsonBody } from '../http/route.js';
 
@@ -178,15 +178,7 @@ export const knowledgeRoutes = [
     tag: TAG,
     auth: { role: 'Admin', scope: 'KnowledgeAdmin' },
     params: CollectionParams,
-    documentedBody: {
-      contentType: 'multipart/form-data',
-      schema: {
-        type: 'object',
-        required: ['file'],
-        properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } },
-      },
-      json: TextDocumentSchema,
-    },
+    documentedBody: { ...FILE_PART_BODY, json: TextDocumentSchema },
     responses: {
       201: {
         description: 'The stored document',

@@ -77,6 +77,7 @@ export function startRetention(
     DocumentEmbeddings: { maxAgeMs: Retention.DocumentEmbeddings.MaxAge, archive: Retention.DocumentEmbeddings.Archive },
     EvalCaseResults: { maxAgeMs: Retention.EvalCaseResults.MaxAge, archive: Retention.EvalCaseResults.Archive },
     WorkflowCheckpoints: { maxAgeMs: Retention.WorkflowCheckpoints.MaxAge, archive: Retention.WorkflowCheckpoints.Archive },
+    VoiceSessions: { maxAgeMs: Retention.VoiceSessions.MaxAge, archive: Retention.VoiceSessions.Archive },
   };
   const service = createRetentionService({
     repository,

@@ -7,7 +7,7 @@ import type { Emit } from '../events/event-writer.js';
 import type { Recorder } from '../recording.js';
 import type { RunRepository } from '../runs/run.repository.js';
 import { recordedPayload, type RunUpdate } from '../runs/run-update.js';
-import type { ToolSets } from '../runs/tool-set.js';
+import type { HeldTools, ToolSets } from '../runs/tool-set.js';
 import { createWakeablePause } from '../wakeable-pause.js';
 import type { ApprovalRow } from './approval.model.js';
 import type { ApprovalRepository } from './approval.repository.js';
@@ -58,10 +58,13 @@ export function createApprovals(deps: ApprovalsDeps) {
   }
 
   /** What the model learns of a tool call that waited for a decision. */
-  async function decidedToolOutput(approval: ApprovalRow): Promise<unknown> {
+  async function decidedToolOutput(approval: ApprovalRow, held: HeldTools | undefined, signal: AbortSignal): Promise<unknown> {
     if (approval.status === 'Approved') {
       try {
-        return await deps.tools.runCatalogTool(approval.toolName, approval.args);
+        const execute = held?.[approval.toolName];
+        return await (execute
+          ? execute(approval.args, approval.toolCallId, signal)
+          : deps.tools.runCatalogTool(approval.toolName, approval.args));
       } catch (error) {
         return { error: String((error as Error)?.message ?? error) };
       }
@@ -83,6 +86,8 @@ export function createApprovals(deps: ApprovalsDeps) {
       emit: Emit,
       signal: AbortSignal,
       humanWait?: HumanWait,
+      /** The executions of tools that are not catalog tools, held back for approval (see holdForApproval). */
+      held?: HeldTools,
     ): AsyncGenerator<RunUpdate, ToolResultPart[]> {
       const requested = await deps.approvals.requestApprovals(
         runId,
@@ -117,7 +122,7 @@ export function createApprovals(deps: ApprovalsDeps) {
           decidedBy: approval.decidedBy,
           comment: approval.comment,
         });
-        const output = await decidedToolOutput(approval);
+        const output = await decidedToolOutput(approval, held, signal);
         await emit('tool.completed', {
           toolCallId: approval.toolCallId,
           toolName: approval.toolName,

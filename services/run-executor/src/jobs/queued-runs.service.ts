@@ -3,9 +3,10 @@ import { AGENT_RUN_HANDLER_KEY } from '@hangar/contracts';
 import { HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import { channels, type TypedPubSub } from '../events/channels.js';
-import { announceStored, type EventWriterDeps } from '../events/event-writer.js';
+import type { EventWriterDeps } from '../events/event-writer.js';
 import type { Preparation } from '../runs/prepare.js';
-import { terminalEvent, type RunExecution } from '../runs/run-execution.js';
+import type { RunExecution } from '../runs/run-execution.js';
+import { recordRunEnd } from '../runs/run-ending.js';
 import { ZERO_USAGE, type NewRun, type RunRow, type StartRunRequest } from '../runs/run.model.js';
 import type { RunRepository } from '../runs/run.repository.js';
 import type { JobRepository } from './job.repository.js';
@@ -58,12 +59,7 @@ export function createQueuedRuns(deps: QueuedRunsDeps) {
       errorType,
       errorMessage,
     };
-    if (!deps.writer.enabled) return deps.runs.finish(runId, outcome);
-    // The row's ending and its terminal event commit together, as a run's end does.
-    const failed = await deps.runs.finishWithEvent(tenantId, runId, outcome, terminalEvent(outcome));
-    if (!failed) return undefined;
-    await announceStored(deps.writer, failed.target, [failed.event]);
-    return failed.run;
+    return recordRunEnd(deps, { tenantId, runId }, outcome);
   }
 
   /** The same refusals as a run (quota included), then a Queued run row of `kind` and its job. */

@@ -306,4 +306,23 @@ export const runMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0013_voice_conversations': {
+    async up(db: Kysely<any>) {
+      // One row per voice conversation (its turns are runs of kind Voice in its session). Open rows
+      // whose instance still beats count against Voice:Conversation:MaxConcurrentConnectionsPerTenant.
+      await db.schema
+        .createTable('voice_conversations')
+        .addColumn('id', 'uuid', (column) => column.primaryKey())
+        .addColumn('tenant_id', 'text', (column) => column.notNull())
+        .addColumn('agent_name', 'text', (column) => column.notNull())
+        .addColumn('session_id', 'text', (column) => column.notNull())
+        .addColumn('turns', 'integer', (column) => column.notNull().defaultTo(0))
+        .addColumn('started_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('last_seen_at', 'timestamptz', (column) => column.notNull().defaultTo(sql`now()`))
+        .addColumn('ended_at', 'timestamptz')
+        .addColumn('close_code', 'integer')
+        .execute();
+      await db.schema.createIndex('voice_conversations_open').on('voice_conversations').columns(['tenant_id', 'ended_at']).execute();
+    },
+  },
 };

@@ -9,13 +9,13 @@ import { modelMessages } from './run-messages.js';
 import { ZERO_USAGE, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
 import type { RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
-import type { AskAgent, RunToolContext, ToolSets } from './tool-set.js';
+import { holdForApproval, type AskAgent, type RunToolContext, type ToolSets } from './tool-set.js';
 
 export interface GuardedTurnsDeps {
   tools: ToolSets;
   modelTurns: ModelTurns;
   guard: ContentGuard | undefined;
-  settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse'>;
+  settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse' | 'Voice'>;
 }
 
 export interface TurnsInput {
@@ -58,12 +58,16 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
     const structured = settings.StructuredResponse.Enabled ? structuredResponseCheck(definition) : undefined;
     // Updates raised inside tool calls (a child run starting) wait here until the stream loop can yield them.
     const pending: RunUpdate[] = [];
-    const { tools, skillInstructions } = await deps.tools.toolsFor(
+    const runTools = await deps.tools.toolsFor(
       caller,
       definition,
       (agentName, message) => input.askAgent(agentName, message, async (update) => void pending.push(update)),
       { sessionId: request.sessionId, signal, chargeImages: input.chargeImages },
     );
+    const { skillInstructions } = runTools;
+    // A voice turn acts on words a transcription heard: with Voice:RequireApproval a person confirms each tool call first.
+    const approval = run.kind === 'Voice' && settings.Voice.RequireApproval ? holdForApproval(runTools.tools) : undefined;
+    const tools = approval?.tools ?? runTools.tools;
     const result = yield* deps.modelTurns({
       runId: run.id,
       rowWritten: input.rowWritten,
@@ -91,6 +95,7 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
       pending,
       spent,
       humanWait,
+      approveEveryTool: approval && { held: approval.held },
     });
     if (!inspectOutput || result.failure || !result.outputText) return result;
     if (guard.blocks(result.outputText)) {

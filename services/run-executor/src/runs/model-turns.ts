@@ -3,6 +3,7 @@ import { stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
 import type { AgentDefinition } from '@hangar/contracts';
 import { classifyError, EgressRefusedError, type HangarConfig, type Logger } from '@hangar/platform';
 import type { Approvals, HumanWait } from '../approvals/approvals.service.js';
+import type { HeldTools } from './tool-set.js';
 import type { Emit } from '../events/event-writer.js';
 import { costOf, priceFor } from '../pricing.js';
 import type { CircuitBreaker } from '../providers/circuit-breaker.js';
@@ -72,6 +73,8 @@ export interface ModelTurnsInput {
   spent: { usage: Usage };
   /** A queued run's worker slot, given back while approvals wait for people. */
   humanWait?: HumanWait;
+  /** Every tool call waits for a person (Voice:RequireApproval); `held` runs the approved ones. */
+  approveEveryTool?: { held: HeldTools };
 }
 
 export interface ModelTurnsResult {
@@ -222,14 +225,25 @@ export function createModelTurns(deps: ModelTurnsDeps) {
           }
           deps.observeCall(resolved, 'success', performance.now() - callStarted);
           const lastStep = (await result.steps).at(-1);
+          // A call the SDK refused (an unknown tool, input against its schema) was answered with its error already.
+          const answered = new Set(
+            (lastStep?.content ?? [])
+              .filter((part) => part.type === 'tool-result' || part.type === 'tool-error')
+              .map((part) => (part as { toolCallId: string }).toolCallId),
+          );
           const undecided = (lastStep?.toolCalls ?? []).filter(
-            (call) => deps.needsApproval(call.toolName) && !lastStep!.toolResults.some((done) => done.toolCallId === call.toolCallId),
+            (call) =>
+              (input.approveEveryTool || deps.needsApproval(call.toolName)) &&
+              !(call as { invalid?: boolean }).invalid &&
+              !answered.has(call.toolCallId),
           );
           if (undecided.length && !graphLimit) {
             settling = true;
             await input.rowWritten;
-            const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal, input.humanWait);
+            const toolResults = yield* deps.approvals.settle(runId, undecided, emit, signal, input.humanWait, input.approveEveryTool?.held);
             settling = false;
+            // What an approved held call raised (a child run starting) goes out now, not with the next model call.
+            while (pending.length) yield pending.shift()!;
             attemptMessages = [...attemptMessages, ...(await result.response).messages, { role: 'tool', content: toolResults }];
             continue;
           }

@@ -6,7 +6,7 @@ import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
-import { announceStored, createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
+import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
 import { costOf, priceFor, withImageCost } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
@@ -24,6 +24,7 @@ import {
   type StartRunRequest,
 } from './run.model.js';
 import type { RunRepository } from './run.repository.js';
+import { recordRunEnd } from './run-ending.js';
 import { noticingFirstText, type RunMetrics } from './run-metrics.js';
 import { JobHandedBack } from './run-interruption.js';
 import { recordable, type RunUpdate } from './run-update.js';
@@ -66,6 +67,7 @@ export interface RunExecutionDeps {
     HangarConfig,
     | 'AgentGraph'
     | 'ContentGuard'
+    | 'Voice'
     | 'Pricing'
     | 'RunRecording'
     | 'RunReconciliation'
@@ -82,14 +84,6 @@ export interface ChildOutcome {
   output: string;
   errorType?: string;
   error?: string;
-}
-
-/** The event that ends a run's log, for how it ended. */
-export function terminalEvent(outcome: Pick<RunOutcome, 'status' | 'usage' | 'cost' | 'errorType' | 'errorMessage'>) {
-  const data = { usage: outcome.usage, cost: outcome.cost };
-  if (outcome.status === 'Completed') return { type: 'run.completed', data };
-  if (outcome.status === 'Canceled') return { type: 'run.canceled', data };
-  return { type: 'run.failed', data: { errorType: outcome.errorType, message: outcome.errorMessage, ...data } };
 }
 
 /** A non-positive graph limit removes it (SPEC Limits). */
@@ -219,8 +213,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const runTrace = startRunTrace(run, caller.tenantId, settings);
     const observed = deps.metrics.runStarted();
     const release = deps.cancellation.track(runId, run.rootRunId, controller);
-    // A root interactive run keeps what restarting it needs while it executes (RunContinuation).
-    const continuable = continuationEnabled && !parent && !context.queuedRunId;
+    // A root interactive run keeps what restarting it needs while it executes (RunContinuation); not
+    // a voice turn, whose conversation went with its instance: restarted, it would answer no one.
+    const continuable = continuationEnabled && !parent && !context.queuedRunId && request.kind !== 'Voice';
     const heartbeat = settings.RunReconciliation.Enabled
       ? setInterval(() => void record('run heartbeat', () => runs.heartbeatRun(runId)), settings.RunReconciliation.HeartbeatInterval)
       : undefined;
@@ -255,15 +250,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
       let endedBefore = false;
       // The row's ending and its terminal event commit together (without recording, the ending alone).
       const recorded = await record('run completion', () =>
-        retryWhileUnavailable(async () => {
-          if (!deps.writer.enabled) return runs.finish(runId, full);
-          const ending = await runs.finishWithEvent(caller.tenantId, runId, full, {
-            ...terminalEvent(full),
-            traceparent: eventTarget.traceparent,
-          });
-          if (ending) await announceStored(deps.writer, eventTarget, [ending.event]);
-          return ending?.run;
-        }).then((row) => {
+        retryWhileUnavailable(() =>
+          recordRunEnd({ runs, writer: deps.writer }, { tenantId: caller.tenantId, runId, traceparent: eventTarget.traceparent }, full),
+        ).then((row) => {
           endedBefore = !row;
           return row;
         }),

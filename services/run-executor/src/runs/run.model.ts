@@ -4,7 +4,17 @@ import { validationError } from '@hangar/platform';
 
 export { RUN_STATUSES };
 export type RunStatus = RunStatusName;
-export const RUN_KINDS = ['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility', 'Workflow'] as const;
+export const RUN_KINDS = [
+  'Interactive',
+  'Async',
+  'Child',
+  'Scheduled',
+  'Evaluation',
+  'Replay',
+  'Compatibility',
+  'Workflow',
+  'Voice',
+] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 /** The kinds a caller of StartRun may ask for; the others are the executor's own (queued, child, …). */
 export const REQUESTABLE_RUN_KINDS = ['Interactive', 'Compatibility', 'Evaluation'] as const;
@@ -115,8 +125,8 @@ export interface StartRunRequest {
   isStreaming: boolean;
   /** Attachment ids handed to the model with the last user message. */
   attachments: string[];
-  /** Absent: Interactive. */
-  kind?: RequestableRunKind;
+  /** Absent: Interactive. `Voice`: a turn of a voice conversation, which only the run executor starts. */
+  kind?: RequestableRunKind | 'Voice';
   /** What an API-compatible client sent beside the conversation; recorded with the input, never attribution. */
   clientMetadata?: Record<string, unknown>;
   /** Added after the agent's instructions for this run only (OpenAI Responses `instructions`); not kept in the session. */

@@ -32,6 +32,26 @@ export interface RunTools {
   skillInstructions: string | undefined;
 }
 
+/** A tool's execution kept back until a person approved the call. */
+export type HeldTools = Record<string, (args: unknown, toolCallId: string, signal: AbortSignal) => Promise<unknown>>;
+
+/**
+ * Every tool of `tools` waits for a human decision (a voice turn with Voice:RequireApproval): the
+ * model gets the tools without their execution, so its turn ends at a call, and the approvals
+ * run the held execution of an approved call, as they run a catalog tool of Approvals:RequiredTools.
+ */
+export function holdForApproval(tools: ToolSet): { tools: ToolSet; held: HeldTools } {
+  const held: HeldTools = {};
+  const withheld: ToolSet = {};
+  for (const [name, entry] of Object.entries(tools)) {
+    const { execute, ...rest } = entry;
+    withheld[name] = rest as ToolSet[string];
+    if (execute)
+      held[name] = (args, toolCallId, signal) => Promise.resolve(execute(args, { toolCallId, messages: [], abortSignal: signal }));
+  }
+  return { tools: withheld, held };
+}
+
 interface ImageToolInput {
   prompt?: unknown;
   size?: string;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { classifyError, HangarError, type Logger } from '@hangar/platform';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
-import { announceStored, createEventWriter, type EventWriterDeps } from '../events/event-writer.js';
+import { createEventWriter, type EventWriterDeps } from '../events/event-writer.js';
 import { retryWhileUnavailable } from '../recording.js';
 import type { TreeBudget } from '../runs/model-turns.js';
-import { terminalEvent, type RunExecution } from '../runs/run-execution.js';
+import type { RunExecution } from '../runs/run-execution.js';
+import { recordRunEnd } from '../runs/run-ending.js';
 import { RunInterruption } from '../runs/run-interruption.js';
 import { TERMINAL_STATUSES, ZERO_USAGE, type RunOutcome, type RunRow } from '../runs/run.model.js';
 import type { RunRepository } from '../runs/run.repository.js';
@@ -70,10 +71,7 @@ export function createWorkflowRunner(deps: {
 
   /** Records a run's (or a step run's) end with its terminal event; undefined when it had ended before. */
   async function finishRun(tenantId: string, runId: string, outcome: RunOutcome) {
-    if (!deps.writer.enabled) return retryWhileUnavailable(() => deps.runs.finish(runId, outcome));
-    const ending = await retryWhileUnavailable(() => deps.runs.finishWithEvent(tenantId, runId, outcome, terminalEvent(outcome)));
-    if (ending) await announceStored(deps.writer, ending.target, [ending.event]);
-    return ending?.run;
+    return retryWhileUnavailable(() => recordRunEnd(deps, { tenantId, runId }, outcome));
   }
 
   /** Step runs a dead holder left executing end now: their runs are gone with it, and this lease runs those steps again. */

@@ -66,7 +66,7 @@ export const startRunRequest = (agentName: string, body: RunRequest, isStreaming
 });
 
 export const RunStatusSchema = z.enum(RUN_STATUSES);
-export const RunKindSchema = z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility', 'Workflow']);
+export const RunKindSchema = z.enum(['Interactive', 'Async', 'Child', 'Scheduled', 'Evaluation', 'Replay', 'Compatibility', 'Workflow', 'Voice']);
 
 export const UsageSchema = z.object({
   inputTokens: z.number(),
