@@ -4,6 +4,7 @@ import {
   eventually,
   freePort,
   parsePrometheusText,
+  httpRequest,
   sampleSum,
   startHangar,
   startMockOpenAI,
@@ -21,35 +22,37 @@ const METRICS_TOKEN = 'metrics-token-0123456789';
 let mock: MockOpenAI;
 let hangar: HangarUnderTest;
 
-const scrape = async (token: string | null = METRICS_TOKEN) => {
-  const response = await fetch(`${hangar.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+const scrape = async (token: string | null = METRICS_TOKEN, gateway = hangar.url) => {
+  const response = await fetch(`${gateway}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: response.status, contentType: response.headers.get('content-type'), text: await response.text() };
 };
 /**
- * On the split shape the run executor is a process of its own: it serves its series (runs, model
+ * On the split shape each run executor is a process of its own: it serves its series (runs, model
  * calls, its gRPC server) on Services:RunExecutor:MetricsPort, and the gateway only its own.
  */
 let runExecutorMetricsPort: number | undefined;
-/** Every series the shape serves: the gateway's, and on the split shape the run executor's beside them. */
+/** Every series the shape serves: every gateway's, and on the split shape every run executor's beside them. */
 async function scrapeFamilies(gateway?: Awaited<ReturnType<typeof scrape>>) {
   gateway ??= await scrape();
   expect(gateway.status).toBe(200);
   const families = parsePrometheusText(gateway.text);
-  if (runExecutorMetricsPort === undefined) return families;
-  const executor = await fetch(`http://127.0.0.1:${runExecutorMetricsPort}/metrics`, {
-    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
-  });
-  expect(executor.status).toBe(200);
-  for (const [name, family] of parsePrometheusText(await executor.text())) {
-    const known = families.get(name);
-    if (known) known.samples.push(...family.samples);
-    else families.set(name, family);
+  const others = [...hangar.urls.slice(1), ...hangar.runExecutorMetricsPorts.map((port) => `http://127.0.0.1:${port}`)];
+  for (const url of others) {
+    const other = await scrape(METRICS_TOKEN, url);
+    expect(other.status).toBe(200);
+    for (const [name, family] of parsePrometheusText(other.text)) {
+      const known = families.get(name);
+      if (known) known.samples.push(...family.samples);
+      else families.set(name, family);
+    }
   }
   return families;
 }
 const runAgent = (name: string) => hangar.request('POST', `/api/agents/${name}/run`, { body: { message: 'hello' } });
+// A circuit is a run executor's own: the circuit's runs and its health go through the first gateway, which calls the first executor.
+const runOnFirst = (name: string) => httpRequest(hangar.url, 'POST', `/api/agents/${name}/run`, { body: { message: 'hello' } });
 const healthOf = async (model: string) =>
-  ((await hangar.request('GET', '/api/models/health')).body as any[]).find((entry) => entry.model === model);
+  ((await httpRequest(hangar.url, 'GET', '/api/models/health')).body as any[]).find((entry) => entry.model === model);
 
 beforeAll(async () => {
   mock = await startMockOpenAI();
@@ -122,19 +125,19 @@ describe('GET /api/models/health', () => {
     expect(await healthOf('flaky')).toBeUndefined();
     mock.script('flaky', [{ status: 500 }, { status: 500 }, { text: 'back' }]);
     // Each run streams its failure as an error frame.
-    for (let attempt = 0; attempt < 2; attempt += 1) expect((await runAgent('flaky')).text).toContain('provider_unavailable');
+    for (let attempt = 0; attempt < 2; attempt += 1) expect((await runOnFirst('flaky')).text).toContain('provider_unavailable');
     const broken = await healthOf('flaky');
     expect(broken).toMatchObject({ provider: 'mock', status: 'Unhealthy', circuit: 'Open', lastSuccessAt: null, latencyMsP50: null });
     expect(Date.parse(broken.lastFailureAt)).not.toBeNaN();
 
     // After BreakDuration the circuit lets a trial through; it succeeds and closes the circuit.
     await eventually(async () => (await healthOf('flaky')).circuit === 'HalfOpen' || undefined, 'a half-open circuit', 5000);
-    expect((await runAgent('flaky')).text).toContain('event: done');
+    expect((await runOnFirst('flaky')).text).toContain('event: done');
     const recovered = await healthOf('flaky');
     expect(recovered).toMatchObject({ status: 'Healthy', circuit: 'Closed' });
     expect(recovered.latencyMsP50).toBeGreaterThanOrEqual(0);
     expect(Date.parse(recovered.checkedAt)).toBeGreaterThanOrEqual(Date.parse(recovered.lastSuccessAt));
-    expect((await runAgent('echo')).status).toBe(200);
+    expect((await runOnFirst('echo')).status).toBe(200);
     expect(await healthOf('echo')).toMatchObject({ provider: 'demo', status: 'Healthy' });
   });
 });
@@ -200,5 +203,5 @@ describe('GET /api/diagnostics', () => {
     } finally {
       await diagnosed.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });

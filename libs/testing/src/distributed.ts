@@ -41,6 +41,8 @@ export interface DistributedHangar {
   exits: Map<ProcessName, Promise<number | null>>;
   /** Where a service answers gRPC (the first run executor, for RunExecutor). */
   addressOf(service: ServiceName): string;
+  /** Each run executor's metrics port, the first one first, when the configuration sets Services:RunExecutor:MetricsPort. */
+  runExecutorMetricsPorts: number[];
   /** What a process wrote so far, stdout and stderr (JSON log lines at the configured level). */
   output(name: ProcessName): string;
   /** Starts a process again (after it was killed) with the same settings and ports; it is not awaited until ready. */
@@ -99,11 +101,19 @@ async function startOnce(options: DistributedOptions): Promise<DistributedHangar
     ...(await Promise.all(Array.from({ length: (options.runExecutors ?? 1) - 1 }, () => freePort()))),
   ];
   const executorNames = executorPorts.map((_, index): ProcessName => (index === 0 ? 'RunExecutor' : `RunExecutor#${index + 1}`));
+  // A metrics port set in the configuration is the first executor's; the others get ports of their own.
+  const metricsPort = (options.config?.Services as ConfigTree | undefined)?.RunExecutor as ConfigTree | undefined;
+  const runExecutorMetricsPorts =
+    typeof metricsPort?.MetricsPort === 'number'
+      ? [metricsPort.MetricsPort, ...(await Promise.all(executorPorts.slice(1).map(() => freePort())))]
+      : [];
   /** Where a run executor listens, and where the process given it calls it. */
   const placingExecutor = (index: number) => ({
     HANGAR__Services__RunExecutor__Port: String(executorPorts[index]),
     HANGAR__Services__RunExecutor__Address: `127.0.0.1:${executorPorts[index]}`,
   });
+  const executorMetrics = (index: number) =>
+    runExecutorMetricsPorts.length ? { HANGAR__Services__RunExecutor__MetricsPort: String(runExecutorMetricsPorts[index]) } : {};
   const configDir = mkdtempSync(join(tmpdir(), 'hangar-distributed-'));
   const configFile = join(configDir, 'hangar.json');
   const defaults: ConfigTree = {
@@ -152,7 +162,7 @@ async function startOnce(options: DistributedOptions): Promise<DistributedHangar
         ...process.env,
         ...env,
         ...(gateway >= 0 && { HANGAR__Gateway__Port: String(gatewayPorts[gateway]), ...placingExecutor(gateway % executorPorts.length) }),
-        ...(executor > 0 && placingExecutor(executor)),
+        ...(executor > 0 && { ...placingExecutor(executor), ...executorMetrics(executor) }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -217,6 +227,7 @@ async function startOnce(options: DistributedOptions): Promise<DistributedHangar
     processes,
     exits,
     addressOf: (service) => `127.0.0.1:${ports[service]}`,
+    runExecutorMetricsPorts,
     output: (name) => outputs.get(name) ?? '',
     restart: spawnProcess,
     cleanup,

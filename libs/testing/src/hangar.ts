@@ -72,6 +72,8 @@ export interface HangarUnderTest {
   openStore<DB>(service: string, migrations: Record<string, Migration>): Promise<ServiceDatabase<DB>>;
   /** Where a service answers gRPC. */
   addressOf(service: ServiceName): string;
+  /** Split, with Services:RunExecutor:MetricsPort set: where each run executor serves its metrics. */
+  runExecutorMetricsPorts: number[];
   /** Split with several gateways, each request goes to the next one in turn. */
   request(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   stop(): Promise<void>;
@@ -141,6 +143,7 @@ async function startInProcess(
     schemaPrefix: engine === 'postgres' ? schemaPrefix : undefined,
     openStore: (service, migrations) => running.engines.storage.open(service, migrations),
     addressOf: (service) => running.modules.running.get(service)!.address!,
+    runExecutorMetricsPorts: [],
     request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
     async stop() {
       await running.stop();
@@ -190,6 +193,7 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
       return (await storage).open(service, migrations);
     },
     addressOf: (service) => hangar.addressOf(service),
+    runExecutorMetricsPorts: hangar.runExecutorMetricsPorts,
     request: (method, path, requestOptions) => httpRequest(urls[turn++ % urls.length], method, path, requestOptions),
     async stop() {
       await (await storage)?.close();
