@@ -11,8 +11,8 @@ import { parseDocument } from 'yaml';
  * `npm run build [-- --outdir <dir>]`: production JavaScript, by default in dist/.
  *
  * - `<service>/main.js` for every `services/<service>/src/main.ts`, found rather than listed: one
- *   ESM bundle each, holding our code and the @hangar/* workspace libraries (TypeScript sources);
- *   npm packages stay imports, resolved from node_modules at run time.
+ *   ESM bundle each, holding our code, the @hangar/* workspace libraries (TypeScript sources) and
+ *   the npm packages but {@link RUN_TIME_PACKAGES}, which are resolved from node_modules at run time.
  * - beside each bundle, the files its modules open beside themselves (the worker threads);
  * - `web/`, the web console (tools/build-console.mjs), which the gateway serves at {prefix}/console;
  * - `proto/` (gRPC reflection describes the services from it) and `config/all-in-one.yaml`, the
@@ -27,16 +27,46 @@ const TRIAL_CONFIG = 'config/all-in-one.yaml';
 const SIBLING_FILE = /new URL\(\s*['"]\.\/([^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g;
 
 /**
- * Bare imports other than @hangar/* stay imports: the package is loaded from node_modules at run
- * time, as it would be from the sources, so packages that find their own files, and loader hooks
- * (OpenTelemetry's), see the same modules.
+ * npm packages that stay imports, loaded from node_modules at run time; every other one is inlined
+ * into the bundle, as the @hangar/* libraries are. A process then resolves and reads a few dozen
+ * files where it read some two thousand: a service starts in about two thirds of the time (the split
+ * shape's nine processes, docs/decisions.md). These cannot be inlined:
  */
-const npmPackagesExternal: Plugin = {
-  name: 'npm-packages-external',
+const RUN_TIME_PACKAGES = [
+  // patched when required by the OpenTelemetry instrumentations (libs/platform/src/instrumentation.ts)
+  'pg',
+  'redis',
+  '@redis/',
+  '@opentelemetry/instrumentation',
+  // open files of their own, found from their own directory (__dirname, a worker's path, WebAssembly)
+  'pino',
+  'thread-stream',
+  '@grpc/grpc-js',
+  '@grpc/proto-loader',
+  '@grpc/reflection',
+  '@electric-sql/pglite',
+];
+/** A name covers its sub-paths and its family: `pg` is also `pg-pool`, `pino` also `pino-pretty`; `@redis/` is a scope. */
+const isRunTimePackage = (specifier: string) =>
+  RUN_TIME_PACKAGES.some((name) =>
+    name.endsWith('/')
+      ? specifier.startsWith(name)
+      : specifier === name || specifier.startsWith(`${name}-`) || specifier.startsWith(`${name}/`),
+  );
+
+const runTimePackagesExternal: Plugin = {
+  name: 'run-time-packages-external',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, ({ path }) => (path.startsWith('@hangar/') ? undefined : { path, external: true }));
+    build.onResolve({ filter: /^[^./]/ }, ({ path }) => (isRunTimePackage(path) ? { path, external: true } : undefined));
   },
 };
+
+/** Native add-ons a package tries to require and does without (ws), never installed here. */
+const OPTIONAL_ADD_ONS = ['bufferutil', 'utf-8-validate'];
+
+/** An inlined CommonJS package may `require()` a Node built-in, which an ES module has no binding for. */
+const REQUIRE_IN_ESM =
+  "import { createRequire as createRequireOfBundle } from 'node:module';\nconst require = createRequireOfBundle(import.meta.url);";
 
 /**
  * The client-library instrumentation is an entry of its own that every bundle imports first: an
@@ -75,7 +105,8 @@ const { metafile } = await build({
   // Stack traces map to the TypeScript lines without the sources inside each map (half the size).
   sourcesContent: false,
   define: { HANGAR_BUILT: 'true' },
-  plugins: [instrumentationFirst, npmPackagesExternal],
+  plugins: [instrumentationFirst, runTimePackagesExternal],
+  banner: { js: REQUIRE_IN_ESM },
   metafile: true,
   logLevel: 'warning',
 });
@@ -123,7 +154,7 @@ function checkRunTimeDependencies(built: Metafile) {
       .flatMap((output) => output.imports)
       .filter((imported) => imported.external && !isBuiltin(imported.path) && !imported.path.startsWith('.'))
       .map((imported) => packageOf(imported.path))
-      .filter((name) => !declared.has(name)),
+      .filter((name) => !declared.has(name) && !OPTIONAL_ADD_ONS.includes(name)),
   );
   if (undeclared.size) throw new Error(`imported at run time but not in any package.json "dependencies": ${[...undeclared].join(', ')}`);
 }
