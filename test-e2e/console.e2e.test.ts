@@ -33,7 +33,7 @@ const screenshot = (name: string) => page.screenshot({ path: join(CONSOLE_SCREEN
 beforeAll(async () => {
   mkdirSync(CONSOLE_SCREENSHOTS, { recursive: true });
   mock = await startMockOpenAI();
-  mock.script('words', [{ text: 'Hello from the console test, streamed word by word.', chunkDelayMs: 30 }]);
+  mock.script('words', [{ text: 'Hello from the console test, streamed word by word.', chunkDelayMs: 150 }]);
   mock.script('slow-words', [{ text: Array.from({ length: 200 }, (_, index) => `word${index}`).join(' '), chunkDelayMs: 100 }]);
   hangar = await startHangar({
     modules: allInOneModules(),
