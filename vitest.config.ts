@@ -47,6 +47,22 @@ const FRESH_WORKER: Record<string, string> = {
   'test-e2e/tracing.e2e.test.ts': 'reads spans from the process-wide tracer provider, which must be its own Hangar’s',
 };
 
+const SPLIT_EXCLUDED = [...Object.keys(ONE_SHAPE_ONLY), ...TIMED, ...(process.env.HANGAR_TEST_SPLIT === 'all' ? [] : SPLIT_OUTSIDE_CI)];
+
+/** What the split projects share. */
+const SPLIT = {
+  env: { HANGAR_TEST_TOPOLOGY: 'split' },
+  // What a test waits for crosses processes there (a validation call, a run's events read back):
+  // past expect.poll's default second at times, on two cores with seven processes per shape.
+  expect: { poll: { timeout: 10_000 } },
+  globalSetup: ['./tools/test-engines.ts', './tools/test-build.ts'],
+  // A test that starts a shape of its own waits for seven processes; a beforeAll that starts one
+  // beside another file's suite took over 60 s in CI on a slow day (2026-11-28).
+  testTimeout: 90_000,
+  hookTimeout: 180_000,
+  sequence: { groupOrder: 2 },
+};
+
 export default defineConfig({
   test: {
     globalSetup: ['./tools/test-engines.ts'],
@@ -87,19 +103,20 @@ export default defineConfig({
         // (the built JavaScript) on PostgreSQL, Redis and Kafka.
         extends: true,
         test: {
+          ...SPLIT,
           name: 'split',
           include: HTTP_SUITES,
-          exclude: [...Object.keys(ONE_SHAPE_ONLY), ...TIMED, ...(process.env.HANGAR_TEST_SPLIT === 'all' ? [] : SPLIT_OUTSIDE_CI)],
-          env: { HANGAR_TEST_TOPOLOGY: 'split' },
-          // What a test waits for crosses processes there (a validation call, a run's events read back):
-          // past expect.poll's default second at times, on two cores with seven processes per shape.
-          expect: { poll: { timeout: 10_000 } },
-          globalSetup: ['./tools/test-engines.ts', './tools/test-build.ts'],
-          // A test that starts a shape of its own waits for seven processes; a beforeAll that starts one
-          // beside another file's suite took over 60 s in CI on a slow day (2026-11-28).
-          testTimeout: 90_000,
-          hookTimeout: 180_000,
-          sequence: { groupOrder: 2 },
+          exclude: [...SPLIT_EXCLUDED, ...Object.keys(FRESH_WORKER)],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...SPLIT,
+          name: 'split-fresh-worker',
+          include: Object.keys(FRESH_WORKER).filter((file) => file.startsWith('test-e2e/')),
+          exclude: SPLIT_EXCLUDED,
+          pool: 'threads',
         },
       },
     ],
