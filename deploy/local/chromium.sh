@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Chromium from Debian's packages when no Chromium or Chrome is on the PATH, for the web
-# console's browser tests (test-e2e/console.e2e.test.ts drives it with playwright-core). Prints the
-# executable's path. Needs root for apt-get. Idempotent: a second call finds it and stops.
+# console's browser tests (test-e2e/console.e2e.test.ts drives it with playwright-core), through
+# apt-install.sh (one installer at a time). Prints the executable's path. Idempotent: a second call
+# finds it and stops.
 set -euo pipefail
 
 find_browser() {
@@ -13,6 +14,5 @@ find_browser() {
 
 if find_browser; then exit 0; fi
 echo "chromium: installing Debian's chromium package" >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 ||
-  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null; }
+"$(dirname "$0")/apt-install.sh" chromium
 find_browser

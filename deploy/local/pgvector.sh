@@ -3,7 +3,7 @@
 # bookworm has no pgvector package for PostgreSQL 15, so it is built from Debian's own source
 # tarball (checked against its SHA-256) with the server headers from postgresql-server-dev-<major>.
 # Usage: deploy/local/pgvector.sh [pg_config]   (default: the newest /usr/lib/postgresql/*/bin/pg_config)
-# Needs root for apt-get and `make install`. Idempotent: a second call finds the extension and stops.
+# Needs root for apt-get (apt-install.sh) and `make install`. Idempotent: a second call finds the extension and stops.
 set -euo pipefail
 
 VERSION=0.8.0
@@ -22,8 +22,7 @@ fi
 # The server package ships pg_config too; the headers come only with postgresql-server-dev.
 if [ ! -x "$PG_CONFIG" ] || [ ! -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ]; then
   echo "pgvector: installing postgresql-server-dev-$MAJOR"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "postgresql-server-dev-$MAJOR" >/dev/null ||
-    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "postgresql-server-dev-$MAJOR" >/dev/null; }
+  APT_RECOMMENDS=1 "$(dirname "$0")/apt-install.sh" "postgresql-server-dev-$MAJOR"
 fi
 
 WORK="$(mktemp -d)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the speech tools the voice tests build their audio fixtures with, from Debian's
-# packages, when missing: espeak-ng (text to speech), lame (MP3) and sox (resampling). Needs root
-# for apt-get. Idempotent: a second call finds them and stops.
+# packages, when missing: espeak-ng (text to speech), lame (MP3) and sox (resampling), through
+# apt-install.sh (one installer at a time). Idempotent: a second call finds them and stops.
 set -euo pipefail
 
 missing=()
@@ -10,5 +10,4 @@ command -v lame >/dev/null 2>&1 || missing+=(lame)
 command -v sox >/dev/null 2>&1 || missing+=(sox)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "voice tools: installing ${missing[*]} from Debian's packages" >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }
+"$(dirname "$0")/apt-install.sh" "${missing[@]}"

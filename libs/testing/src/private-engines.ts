@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from './ports.js';
 
@@ -28,6 +29,7 @@ export interface PrivatePostgres extends PrivateEngine {
 }
 
 const run = promisify(execFile);
+const APT_INSTALL = fileURLToPath(new URL('../../../deploy/local/apt-install.sh', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
@@ -135,16 +137,9 @@ function binaryOnPath(name: string): string | undefined {
   }
 }
 
+/** Debian packages through deploy/local/apt-install.sh: one installer at a time, whichever test asks. */
 function aptInstall(packages: string[]) {
-  const [command, ...prefix] = process.getuid?.() === 0 ? ['apt-get'] : ['sudo', '-n', 'apt-get'];
-  const apt = (args: string[]) =>
-    execFileSync(command, [...prefix, ...args], {
-      stdio: 'inherit',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      timeout: 600_000,
-    });
-  apt(['update']);
-  apt(['install', '-y', '--no-install-recommends', ...packages]);
+  execFileSync(APT_INSTALL, packages, { stdio: 'inherit', timeout: 900_000 });
 }
 
 /** A system user's ids (created when missing): initdb and postgres refuse to run as root, so as root they run as `postgres`. */
