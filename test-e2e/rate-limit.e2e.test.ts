@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, startPrivateRedis, TEST_REDIS_URL, type HangarUnderTest } from '@hangar/testing';
+import { httpRequest, startHangar, startPrivateRedis, TEST_REDIS_URL, type HangarUnderTest } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -40,7 +40,8 @@ describe('rate limiting', () => {
 
   it('lets QueueLimit requests over the limit wait for the next window instead of failing', async () => {
     const hangar = await hangarWith({ PermitLimit: 2, Window: '1s', QueueLimit: 1 });
-    const call = () => hangar.request('GET', '/api/agents');
+    // The queue is the gateway's that holds the requests (docs/decisions.md): one gateway's.
+    const call = () => httpRequest(hangar.url, 'GET', '/api/agents');
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
     const startedAt = performance.now();
@@ -53,26 +54,30 @@ describe('rate limiting', () => {
   it('shares one counter across gateways through Redis: PermitLimit 10 across both, the 11th is 429 whichever gateway gets it', async () => {
     const shared = { Redis: { ConnectionString: TEST_REDIS_URL, ChannelPrefix: `t_${randomBytes(5).toString('hex')}:` } };
     const first = await hangarWith({ PermitLimit: 10, Window: '30s' }, shared);
-    const second = await hangarWith({ PermitLimit: 10, Window: '30s' }, shared);
+    // The split shape's second gateway when it runs two, else a second Hangar on the same Redis.
+    const gateways = first.urls.length > 1 ? first.urls : [first.url, (await hangarWith({ PermitLimit: 10, Window: '30s' }, shared)).url];
+    const call = (gateway: string) => httpRequest(gateway, 'GET', '/api/agents');
     const statuses = [];
-    for (let index = 0; index < 10; index++) statuses.push((await (index % 2 ? second : first).request('GET', '/api/agents')).status);
+    for (let index = 0; index < 10; index++) statuses.push((await call(gateways[index % 2])).status);
     expect(statuses).toEqual(Array(10).fill(200));
-    expectProblem(await first.request('GET', '/api/agents'), 429, 'rate_limited');
-    expectProblem(await second.request('GET', '/api/agents'), 429, 'rate_limited');
+    expectProblem(await call(gateways[0]), 429, 'rate_limited');
+    expectProblem(await call(gateways[1]), 429, 'rate_limited');
   });
 
   it('lets requests through uncounted while its Redis is away (no 5xx), and counts again once Redis is back', async () => {
     const redis = await startPrivateRedis();
     try {
       const hangar = await hangarWith({ PermitLimit: 3, Window: '30s' }, { Redis: { ConnectionString: redis.url } });
-      expect((await hangar.request('GET', '/api/agents')).headers.get('ratelimit-remaining')).toBe('2');
+      // One gateway throughout: each reconnects to Redis on its own.
+      const call = () => httpRequest(hangar.url, 'GET', '/api/agents');
+      expect((await call()).headers.get('ratelimit-remaining')).toBe('2');
       await redis.kill9();
       const during = [];
-      for (let index = 0; index < 5; index++) during.push(await hangar.request('GET', '/api/agents'));
+      for (let index = 0; index < 5; index++) during.push(await call());
       expect(during.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
       expect(during.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual([null, null, null, null, null]);
       await redis.start();
-      const counted = async () => (await hangar.request('GET', '/api/agents')).headers.get('ratelimit-remaining');
+      const counted = async () => (await call()).headers.get('ratelimit-remaining');
       // The client reconnects by itself (backoff up to 2 s); a fresh Redis has forgotten the window.
       const deadline = Date.now() + 10_000;
       let remaining = await counted();
@@ -83,7 +88,7 @@ describe('rate limiting', () => {
       expect(remaining).toBe('2');
       expect(await counted()).toBe('1');
       expect(await counted()).toBe('0');
-      expectProblem(await hangar.request('GET', '/api/agents'), 429, 'rate_limited');
+      expectProblem(await call(), 429, 'rate_limited');
     } finally {
       await redis.stop();
     }
