@@ -44,7 +44,8 @@ import { createReconciliation } from '../reconciliation/reconciliation.service.j
 import { createAdmission } from './admission.js';
 import { createModelTurns } from './model-turns.js';
 import { createPreparation } from './prepare.js';
-import { createRunExecution, graphLimit } from './run-execution.js';
+import { graphLimit } from './child-runs.js';
+import { createRunExecution } from './run-execution.js';
 import { terminalEvent } from './run-ending.js';
 import { createRunMetrics } from './run-metrics.js';
 import { RunInterruption } from './run-interruption.js';

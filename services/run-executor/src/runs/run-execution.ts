@@ -1,12 +1,12 @@
 import { experimentLabels } from '@hangar/contracts';
 import type { ExperimentVariants } from '../clients/experiment-variants.js';
 import { randomUUID } from 'node:crypto';
-import { classifyError, HangarError, traceparentOf, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
+import { classifyError, traceparentOf, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
-import { createEventWriter, type Emit, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
+import { createEventWriter, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
 import { costOf, priceFor, withImageCost } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
@@ -29,6 +29,7 @@ import { noticingFirstText, type RunMetrics } from './run-metrics.js';
 import { JobHandedBack } from './run-interruption.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import type { ToolSets } from './tool-set.js';
+import { createChildRuns } from './child-runs.js';
 import { createGuardedTurns } from './guarded-turns.js';
 import { inRunContext, startRunTrace } from '../traces/run-tracing.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
@@ -77,18 +78,6 @@ export interface RunExecutionDeps {
   >;
 }
 
-/** How a child run ended, as its parent (a tool call, a workflow step) reads it. */
-export interface ChildOutcome {
-  runId: string;
-  status: RunRow['status'];
-  output: string;
-  errorType?: string;
-  error?: string;
-}
-
-/** A non-positive graph limit removes it (SPEC Limits). */
-export const graphLimit = (value: number | null) => (value === null || value <= 0 ? Infinity : value);
-
 /**
  * One run from its row to its end (SPEC Agents 9–15): prepare → row → model turns → finish. Once
  * the row exists, the run ends exactly once whatever happens: a throw anywhere ends it `Failed`
@@ -98,42 +87,7 @@ export const graphLimit = (value: number | null) => (value === null || value <= 
 export function createRunExecution(deps: RunExecutionDeps) {
   const { settings, record, runs } = deps;
   const continuationEnabled = settings.RunReconciliation.Enabled && settings.RunContinuation.Enabled;
-  const maxDepth = settings.AgentGraph.MaxDepth;
-  const maxTotalRuns = graphLimit(settings.AgentGraph.MaxTotalRuns);
   const turns = createGuardedTurns(deps);
-
-  /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
-  async function runChild(
-    caller: Caller,
-    agentName: string,
-    message: string,
-    parent: RunRow,
-    budget: TreeBudget,
-    signal: AbortSignal,
-    announce: (update: RunUpdate) => Promise<void>,
-    emit: Emit,
-    humanWait: HumanWait | undefined,
-  ) {
-    if (parent.depth + 1 > maxDepth)
-      throw new HangarError('validation', `agent graph depth limit reached (AgentGraph:MaxDepth ${maxDepth})`, {}, 'agent_graph_limit');
-    if (budget.childRuns + 1 > maxTotalRuns)
-      throw new HangarError(
-        'validation',
-        `agent graph run limit reached (AgentGraph:MaxTotalRuns ${maxTotalRuns})`,
-        {},
-        'agent_graph_limit',
-      );
-    budget.childRuns += 1;
-    const outcome = await askAsChild(caller, agentName, message, { run: parent, budget }, signal, {
-      humanWait,
-      onStarted: async (runId) => {
-        await emit('child.started', { runId, agentName });
-        await announce({ type: 'child-run', runId, agentName });
-      },
-    });
-    await emit('child.completed', { runId: outcome!.runId, status: outcome!.status });
-    return outcome!;
-  }
 
   async function* execute(caller: Caller, request: StartRunRequest, context: ExecutionContext): AsyncGenerator<RunUpdate> {
     const parent = context.parent?.run;
@@ -316,7 +270,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
               },
               askAgent: async (agentName, message, announce) => {
                 await rowWritten;
-                return runChild(caller, agentName, message, run, budget, signal, announce, emit, context.humanWait);
+                return children.runChild(caller, agentName, message, { run, budget }, signal, announce, emit, context.humanWait);
               },
             }),
             observed.firstToken,
@@ -392,49 +346,9 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
   }
 
-  /** One message to an agent as a child run of `parent`; how it ended (undefined: stopped before its row was written). */
-  async function askAsChild(
-    caller: Caller,
-    agentName: string,
-    message: string,
-    parent: { run: RunRow; budget: TreeBudget },
-    signal: AbortSignal,
-    options: { humanWait?: HumanWait; onStarted?: (runId: string) => Promise<void> } = {},
-  ): Promise<ChildOutcome | undefined> {
-    const request: StartRunRequest = {
-      agentName,
-      messages: [{ role: 'user', content: message }],
-      parameters: [],
-      isStreaming: false,
-      attachments: [],
-    };
-    let outcome: ChildOutcome | undefined;
-    for await (const update of execute(caller, request, { signal, parent, humanWait: options.humanWait })) {
-      if (update.type === 'started') await options.onStarted?.(update.run.id);
-      if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
-      if (update.type === 'failed')
-        outcome = { runId: update.run.id, status: update.run.status, output: '', errorType: update.errorType, error: update.message };
-    }
-    return outcome;
-  }
+  const children = createChildRuns(execute, settings.AgentGraph);
 
-  /**
-   * A workflow's agent step: a child run of the workflow's run (so in its tree, within its budget),
-   * whose answer is what the step gives. A refusal before the run exists (an agent deleted since)
-   * is thrown.
-   */
-  async function runStep(caller: Caller, parent: RunRow, budget: TreeBudget, agentName: string, message: string, signal: AbortSignal) {
-    // No outcome at all: the caller's signal ended it before its row was written.
-    return (
-      (await askAsChild(caller, agentName, message, { run: parent, budget }, signal)) ?? {
-        runId: '',
-        status: 'Canceled' as const,
-        output: '',
-      }
-    );
-  }
-
-  return { execute, runStep };
+  return { execute, runStep: children.runStep };
 }
 
 export type RunExecution = ReturnType<typeof createRunExecution>;
