@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { dropSchemas, spawnAllInOne, startDistributed, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
+import { cpuAccount, describeCpuAccount } from './cpu-by-process.js';
 import { benchEngines } from './engines.js';
 
 /**
@@ -21,7 +22,7 @@ const REPLY = 'Hangar streams this answer back one word at a time so that first 
 const mock = await startMockOpenAI();
 mock.script('bench', () => ({ text: REPLY, usage: { prompt: 20, completion: 18 } }));
 const provider = { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url };
-const { urls, stop, schemaPrefix } = SPLIT ? await startSplit() : await startAllInOne();
+const { urls, stop, schemaPrefix, pids } = SPLIT ? await startSplit() : await startAllInOne();
 /** Gateway of the n-th request or client. */
 const gateway = (n: number) => urls[n % urls.length];
 
@@ -29,7 +30,12 @@ async function startAllInOne() {
   const engines = benchEngines();
   const hangar = await spawnAllInOne({ env: { ...provider, ...engines.env } });
   console.log(`shape: all-in-one; engines: ${engines.name}`);
-  return { urls: [hangar.url], stop: () => hangar.stop(), schemaPrefix: engines.real ? engines.schemaPrefix : undefined };
+  return {
+    urls: [hangar.url],
+    stop: () => hangar.stop(),
+    schemaPrefix: engines.real ? engines.schemaPrefix : undefined,
+    pids: new Map([[hangar.child.pid!, 'Hangar all-in-one']]),
+  };
 }
 
 async function startSplit() {
@@ -47,7 +53,8 @@ async function startSplit() {
     config: { CodeAgents: { Modules: [] } },
   });
   console.log(`shape: split, ${EXECUTORS} run executor(s) each behind its own gateway; engines: ${engines.name}`);
-  return { urls: hangar.urls, stop: () => hangar.cleanup(), schemaPrefix: engines.schemaPrefix };
+  const pids = new Map([...hangar.processes].map(([name, child]) => [child.pid!, name as string]));
+  return { urls: hangar.urls, stop: () => hangar.cleanup(), schemaPrefix: engines.schemaPrefix, pids };
 }
 const auth = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
@@ -127,6 +134,7 @@ try {
   let completed = 0;
   let failed = 0;
   const deadline = performance.now() + DURATION_MS;
+  const cpu = cpuAccount(new Map([...pids, [process.pid, 'bench (clients and mock upstream)']]));
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, client) => {
@@ -146,6 +154,7 @@ try {
   console.log(
     `${CONCURRENCY} concurrent clients, JSON mode: ${completed} runs completed in ${seconds.toFixed(1)} s = ${(completed / seconds).toFixed(1)} runs/s (${failed} not completed)`,
   );
+  console.log(`  ${describeCpuAccount(cpu.finish(completed), 'completed run')}`);
 } finally {
   await stop();
   await mock.close();

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
+
+/** comm and CPU ticks (utime + stime) of a process from /proc/<pid>/stat, or undefined when it is gone. */
+function stat(pid: number): { comm: string; ticks: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { comm: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy and all ticks of the whole machine (the first line of /proc/stat). */
+function machineTicks() {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const ticks = values.map(Number);
+  const idle = ticks[3] + ticks[4]; // idle + iowait
+  const all = ticks.reduce((sum, value) => sum + value, 0);
+  return { busy: all - idle, all };
+}
+
+/**
+ * Where a machine's CPU went during a window, per named process (`named`: pid → label, e.g. the
+ * Hangar services) and per command name for everything else (postgres backends, Kafka's java,
+ * redis-server), so that a throughput figure says what each run cost and who spent it.
+ */
+export function cpuAccount(named: Map<number, string>) {
+  const snapshot = () => {
+    const byPid = new Map<number, { label: string; ticks: number }>();
+    for (const entry of readdirSync('/proc')) {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid)) continue;
+      const found = stat(pid);
+      if (found) byPid.set(pid, { label: named.get(pid) ?? found.comm, ticks: found.ticks });
+    }
+    return { byPid, machine: machineTicks() };
+  };
+  const before = snapshot();
+  return {
+    /** CPU ms per unit of work by label (largest first) and the machine's busy share over the window. */
+    finish(units: number) {
+      const after = snapshot();
+      const byLabel = new Map<string, number>();
+      for (const [pid, now] of after.byPid) {
+        const spent = now.ticks - (before.byPid.get(pid)?.ticks ?? 0); // a process started in the window counts whole
+        if (spent > 0) byLabel.set(now.label, (byLabel.get(now.label) ?? 0) + spent);
+      }
+      const perUnit = [...byLabel]
+        .map(([label, ticks]) => ({ label, ms: ((ticks / TICKS_PER_SECOND) * 1000) / units }))
+        .sort((a, b) => b.ms - a.ms);
+      const busy = after.machine.busy - before.machine.busy;
+      return { perUnit, machineBusy: busy / (after.machine.all - before.machine.all) };
+    },
+  };
+}
+
+/** One line: `total 9.8 ms CPU per run (machine 97% busy): RunExecutor 3.1, postgres 2.2, …` (labels under 0.05 ms left out). */
+export function describeCpuAccount({ perUnit, machineBusy }: ReturnType<ReturnType<typeof cpuAccount>['finish']>, unit: string) {
+  const total = perUnit.reduce((sum, { ms }) => sum + ms, 0);
+  const parts = perUnit.filter(({ ms }) => ms >= 0.05).map(({ label, ms }) => `${label} ${ms.toFixed(2)}`);
+  return `${total.toFixed(2)} ms CPU per ${unit} (machine ${(machineBusy * 100).toFixed(0)}% busy): ${parts.join(', ')}`;
+}
