@@ -7,6 +7,11 @@ import { PROBLEM_CONTENT_TYPE, problemHandler } from '../src/http/problem.js';
 /** The gateway's last middleware: an engine that cannot be reached is a 503, a bug a 500 that shows nothing. */
 
 let server: ReturnType<express.Express['listen']>;
+const logged: string[] = [];
+const logger = Object.assign(createLogger({ name: 'problem-test', level: 'silent' }), {
+  error: (_object: unknown, message: string) => logged.push(`error: ${message}`),
+  debug: (_object: unknown, message: string) => logged.push(`debug: ${message}`),
+});
 let url: string;
 
 beforeAll(async () => {
@@ -19,7 +24,12 @@ beforeAll(async () => {
   app.get('/shutdown', failWith(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })));
   app.get('/not-found', failWith(new HangarError('notFound', 'no such agent')));
   app.get('/bug', failWith(new TypeError("Cannot read properties of undefined (reading 'id')")));
-  app.use(problemHandler(createLogger({ name: 'problem-test', level: 'silent' })));
+  // A call the route's signal stopped because the client hung up (as a gRPC call's AbortError).
+  app.get('/left', async (request) => {
+    await new Promise((resolve) => request.socket.once('close', resolve));
+    throw Object.assign(new Error('The operation has been aborted'), { name: 'AbortError' });
+  });
+  app.use(problemHandler(logger));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -41,4 +51,14 @@ it('keeps a HangarError as it is and an unknown error a 500', async () => {
   const bug = await fetch(`${url}/bug`);
   expect(bug.status).toBe(500);
   expect(await bug.json()).toMatchObject({ errorType: 'internal_error' });
+});
+
+it('takes a call stopped because its client left for no server error', async () => {
+  logged.length = 0;
+  const client = new AbortController();
+  const answered = fetch(`${url}/left`, { signal: client.signal }).catch((error: Error) => error.name);
+  setTimeout(() => client.abort(), 50);
+  expect(await answered).toBe('AbortError');
+  await expect.poll(() => logged).toContain('debug: request stopped: the client left');
+  expect(logged.filter((line) => line.startsWith('error'))).toEqual([]);
 });

@@ -99,6 +99,13 @@ export function problemHandler(logger: Logger) {
       sendProblem(request, response, problemBody(request, clientProblem.status, clientProblem.errorType, clientProblem.detail));
       return;
     }
+    // The client left and its work stopped with it (the route's signal aborted the call): nobody
+    // reads an answer, and no server fault happened.
+    if ((error as Error | undefined)?.name === 'AbortError' && request.socket?.destroyed) {
+      logger.debug({ method: request.method, path: request.path }, 'request stopped: the client left');
+      response.destroy();
+      return;
+    }
     const known = classifyError(error);
     if (known) {
       const headers: Record<string, string> = known.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
