@@ -1,5 +1,5 @@
 import { dropSchemas, spawnAllInOne, TEST_POSTGRES_URL, TEST_TOKEN } from '@hangar/testing';
-import { benchEngines } from './engines.js';
+import { benchEngines, benchEntry } from './engines.js';
 import pg from 'pg';
 import { apiTarget, compatibleTarget, directTarget } from './hot-path/client.js';
 import { measureFirehose } from './hot-path/firehose.js';
@@ -10,7 +10,8 @@ import { printSummary, type Figures } from './hot-path/summary.js';
 import { compareThroughput } from './hot-path/throughput.js';
 
 /**
- * The run engine's hot paths, each measured through Hangar (all-in-one in its own process) and
+ * The run engine's hot paths, each measured through Hangar (all-in-one in its own process, the
+ * built JavaScript unless BENCH_SOURCE=tsx) and
  * through a raw node:http streaming proxy to the same mock upstream (the baseline), in one run:
  * first-token added latency, short runs/s under concurrency (JSON and SSE), events/s on one
  * stream, and the cost of idle `/events` streams. Engines: PGlite and in-process messaging, or
@@ -29,6 +30,7 @@ const AGENTS = ['ttft', 'short', 'firehose', 'hang'];
 /** BENCH_WORKLOADS=json,sse (say) measures only those: first-token, json, sse, firehose, idle. */
 const WORKLOADS = new Set((process.env.BENCH_WORKLOADS ?? 'first-token,json,sse,firehose,idle').split(','));
 const { real: realEngines, name: engines, schemaPrefix, env: engineEnv } = benchEngines();
+const built = benchEntry('built');
 
 /** PostgreSQL's counters for the idle workload: database-wide commits, scans of this run's schemas. */
 function sqlCounters(client: pg.Client) {
@@ -57,12 +59,13 @@ async function workload<T>(key: string, name: string, run: () => Promise<T>): Pr
 }
 
 console.log(
-  `hot-path benchmark — engines: ${engines}; clients ${CLIENTS}, duration ${DURATION_S} s, samples ${SAMPLES}, ` +
+  `hot-path benchmark — ${built.name} on ${engines}; clients ${CLIENTS}, duration ${DURATION_S} s, samples ${SAMPLES}, ` +
     `idle streams ${IDLE_STREAMS}, one-stream chunks ${STREAM_CHUNKS}`,
 );
 const mock = await spawnScript('./mock-upstream.ts', { BENCH_STREAM_CHUNKS: String(STREAM_CHUNKS) });
 const proxy = await spawnScript('./proxy.ts', { BENCH_MOCK_URL: mock.url, NODE_OPTIONS: gcOnSignalNodeOptions() });
 const hangar = await spawnAllInOne({
+  entry: built.entry,
   env: {
     HANGAR__Providers__mock__Kind: 'OpenAICompatible',
     HANGAR__Providers__mock__Endpoint: mock.url,

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnAllInOne, TEST_TOKEN } from '@hangar/testing';
-import { benchEngines } from './engines.js';
+import { benchEngines, benchEntry } from './engines.js';
 import { spawnScript } from './hot-path/processes.js';
 
 /**
@@ -18,12 +18,15 @@ const FIREHOSE = process.env.BENCH_WORKLOAD === 'firehose';
 const STREAMED = process.env.BENCH_WORKLOAD === 'sse';
 const profileDir = mkdtempSync(join(tmpdir(), 'hangar-profile-'));
 const engines = benchEngines();
+// The sources by default: a bundle's profile names one file where the sources' name each library.
+const built = benchEntry('tsx');
 
 const mock = await spawnScript('./mock-upstream.ts');
 const headers = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 let hangar: Awaited<ReturnType<typeof spawnAllInOne>> | undefined;
 try {
   hangar = await spawnAllInOne({
+    entry: built.entry,
     env: { HANGAR__Providers__mock__Kind: 'OpenAICompatible', HANGAR__Providers__mock__Endpoint: mock.url, ...engines.env },
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
   });
