@@ -22,9 +22,9 @@ type Execute = (caller: Caller, request: StartRunRequest, context: ExecutionCont
 type Parent = { run: RunRow; budget: TreeBudget };
 
 /** Runs in a parent's tree (callable agents, workflow steps): executed as any run, within the tree's graph limits. */
-export function createChildRuns(execute: Execute, graph: HangarConfig['AgentGraph']) {
-  const maxDepth = graph.MaxDepth;
-  const maxTotalRuns = graphLimit(graph.MaxTotalRuns);
+export function createChildRuns(execute: Execute, settings: Pick<HangarConfig, 'AgentGraph'>) {
+  const maxDepth = settings.AgentGraph.MaxDepth;
+  const maxTotalRuns = graphLimit(settings.AgentGraph.MaxTotalRuns);
 
   /** Runs a callable agent as a child of `parent`; what the model gets back is the child's answer. */
   async function runChild(

@@ -346,7 +346,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     }
   }
 
-  const children = createChildRuns(execute, settings.AgentGraph);
+  const children = createChildRuns(execute, settings);
 
   return { execute, runStep: children.runStep };
 }
