@@ -113,7 +113,8 @@ describe('documents and search', () => {
     // More than Knowledge:MaxResults is cut to it.
     expect((await search('handbook', { query: 'Project Falcon', topK: 50 })).body.results).toHaveLength(5);
     expect((await hangar.request('GET', '/api/knowledge/handbook', { headers: acme })).body).toMatchObject({ documents: 200, chunks: 200 });
-  });
+    // 200 uploads one after another: 3 s alone, over 30 s in a CI run beside a suite of many processes.
+  }, 90_000);
 
   it('reads a PDF, a Markdown file and plain text from multipart uploads, chunked by ChunkSize', async () => {
     const pdf = await upload('handbook', 'manual.pdf', pdfWithText(['Airlock procedure: close the inner door first.', 'Then vent.']));
