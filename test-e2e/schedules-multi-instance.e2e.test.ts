@@ -54,19 +54,20 @@ afterAll(async () => {
 
 describe('schedules on two instances', () => {
   it(
-    'a schedule fires exactly once per minute with two instances running for three minutes',
+    'a schedule fires exactly once per minute with two instances running for two minutes',
     async () => {
       const [first, second] = await startPair();
       const savedAt = Date.now();
       expect((await putEveryMinute(first, 'every-minute')).status).toBe(201);
-      // Three minutes; a boundary right at the end is waited for (or left out) so that no firing is in flight when checked.
-      let endAt = savedAt + 3 * MINUTE;
+      // Two minutes (a CI worker waits them out); a boundary right at the end is waited for (or left out) so that no
+      // firing is in flight when checked.
+      let endAt = savedAt + 2 * MINUTE;
       if (endAt % MINUTE < 5000) endAt += 5000 - (endAt % MINUTE);
       else if (MINUTE - (endAt % MINUTE) < 3000) endAt += MINUTE - (endAt % MINUTE) + 5000;
       await sleepUntil(endAt);
       expect((await putEveryMinute(second, 'every-minute', false)).status).toBe(200);
       const expected = boundaries(savedAt, endAt);
-      expect(expected.length).toBeGreaterThanOrEqual(3);
+      expect(expected.length).toBeGreaterThanOrEqual(2);
 
       const runs = await scheduledRuns(second, 'every-minute');
       const fireTimes = runs.map((run) => run.labels.scheduleFireAt).sort();
@@ -85,7 +86,7 @@ describe('schedules on two instances', () => {
       const stored = (await first.request('GET', '/api/schedules/every-minute')).body;
       expect(stored).toMatchObject({ enabled: false, nextFireAt: null, lastFireAt: expected.at(-1) });
     },
-    6 * MINUTE,
+    5 * MINUTE,
   );
 
   it(
