@@ -24,7 +24,6 @@ const ONE_SHAPE_ONLY: Record<string, string> = {
   'test-e2e/webhooks-distributed.e2e.test.ts': 'starts the split shape itself',
   'test-e2e/multi-process.e2e.test.ts': 'starts the split shape itself, as Kubernetes does (migration job)',
   'test-e2e/start-distributed.e2e.test.ts': 'runs npm run start:distributed',
-  'test-e2e/built-javascript.e2e.test.ts': 'runs the built all-in-one, whatever the shape',
   'test-e2e/drain.e2e.test.ts': 'spawns all-in-one processes to signal them',
   'test-e2e/human-logs.e2e.test.ts': 'reads the output of an all-in-one process',
   'test-e2e/api-keys-multi-instance.e2e.test.ts': 'is about several instances on one database already (two all-in-ones on PostgreSQL)',
@@ -33,6 +32,13 @@ const ONE_SHAPE_ONLY: Record<string, string> = {
   'test-e2e/runs-crash-recovery.e2e.test.ts': 'kills an all-in-one process and starts another on its data',
   'test-e2e/workflows-crash-recovery.e2e.test.ts': 'kills all-in-one processes and starts others on their data',
 };
+
+/**
+ * Files that run the production JavaScript, which the split projects' global setup builds once per
+ * run (`tools/test-build.ts`): they run in the split project, whatever the shape (a build of their
+ * own took 50 s of a CI worker beside the others).
+ */
+const ON_THE_TEST_BUILD = ['test-e2e/built-javascript.e2e.test.ts'];
 
 /**
  * Files that need a worker of their own (a fresh thread: its own globals and modules): every other
@@ -80,7 +86,7 @@ export default defineConfig({
         test: {
           name: 'suites',
           include: ['libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test-e2e/**/*.test.ts'],
-          exclude: [...TIMED, ...Object.keys(FRESH_WORKER)],
+          exclude: [...TIMED, ...Object.keys(FRESH_WORKER), ...ON_THE_TEST_BUILD],
           sequence: { groupOrder: 0 },
         },
       },

@@ -16,7 +16,8 @@ function stat(pid: number): { comm: string; ticks: number } | undefined {
 /** Busy and all ticks of the whole machine (the first line of /proc/stat). */
 function machineTicks() {
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const ticks = values.map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user and nice already)
+  const ticks = values.slice(0, 8).map(Number);
   const idle = ticks[3] + ticks[4]; // idle + iowait
   const all = ticks.reduce((sum, value) => sum + value, 0);
   return { busy: all - idle, all };
@@ -25,7 +26,9 @@ function machineTicks() {
 /**
  * Where a machine's CPU went during a window, per named process (`named`: pid → label, e.g. the
  * Hangar services) and per command name for everything else (postgres backends, Kafka's java,
- * redis-server), so that a throughput figure says what each run cost and who spent it.
+ * redis-server), so that a throughput figure says what each run cost and who spent it. Whatever
+ * else runs on the machine is counted too, under its command name; a process that exited within the
+ * window is not.
  */
 export function cpuAccount(named: Map<number, string>) {
   const snapshot = () => {
@@ -42,6 +45,7 @@ export function cpuAccount(named: Map<number, string>) {
   return {
     /** CPU ms per unit of work by label (largest first) and the machine's busy share over the window. */
     finish(units: number) {
+      if (units <= 0) throw new Error('no unit of work was completed in the window');
       const after = snapshot();
       const byLabel = new Map<string, number>();
       for (const [pid, now] of after.byPid) {

@@ -1,43 +1,37 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, httpRequest, reflectServer, spawnAllInOne, type AllInOneProcess } from '@hangar/testing';
+import { freePort, httpRequest, reflectServer, spawnAllInOne, TEST_BUILD_DIR, type AllInOneProcess } from '@hangar/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 /**
  * The production JavaScript, what the container image runs: `npm run build` into a directory of its
- * own, then `node <out>/all-in-one/main.js` (no tsx) serves the API and runs an agent, and what the
- * bundles read beside themselves is there (the trial configuration and its compiled code agents, the
- * token counter's worker thread, the .proto files of gRPC reflection).
+ * own (the run's test build, which `tools/test-build.ts` makes once for the split projects, where this
+ * file runs), then `node <out>/all-in-one/main.js` (no tsx) serves the API and runs an agent, and
+ * what the bundles read beside themselves is there (the trial configuration and its compiled code
+ * agents, the token counter's worker thread, the .proto files of gRPC reflection).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const api = (method: string, path: string, options?: Parameters<typeof httpRequest>[3]) => httpRequest(hangar.url, method, path, options);
 
-let outDir: string;
+const outDir = TEST_BUILD_DIR;
 let hangar: AllInOneProcess;
 let registryPort: number;
 
 beforeAll(async () => {
-  // Inside the repository, as dist/ is, so the bundles find the npm packages in its node_modules.
-  mkdirSync(join(ROOT, '.hangar'), { recursive: true });
-  outDir = mkdtempSync(join(ROOT, '.hangar', 'build-'));
-  const started = performance.now();
-  await promisify(execFile)('npm', ['run', 'build', '--', '--outdir', relative(ROOT, outDir)], { cwd: ROOT });
-  const buildMs = performance.now() - started;
   registryPort = await freePort();
   hangar = await spawnAllInOne({
     entry: join(relative(ROOT, outDir), 'all-in-one/main.js'),
     env: { HANGAR__Services__AgentRegistry__Port: String(registryPort) },
   });
-  console.log(`npm run build: ${Math.round(buildMs)} ms; the built all-in-one answered ${Math.round(hangar.startupMs)} ms after its spawn`);
+  console.log(`the built all-in-one answered ${Math.round(hangar.startupMs)} ms after its spawn`);
 }, 120_000);
 
 afterAll(async () => {
   await hangar?.stop();
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
 });
 
 it('is ready and reports the version of the workspace package.json', async () => {

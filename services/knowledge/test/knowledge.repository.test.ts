@@ -8,8 +8,9 @@ import { createKnowledgeRepository, type KnowledgeDatabase, type KnowledgeReposi
 import { KNOWLEDGE_SCHEMA, knowledgeMigrations } from '../src/migrations/index.js';
 import { ensureVectorTable } from '../src/vector-table.js';
 
-// Wide enough that no word of the fillers collides with the query's in the demo embedding's hashing (at 256, 5 of
-// the 200 places the answer can be planted ranked a filler first).
+// Wide enough for the demo embedding's hashing: at 256 dimensions, fillers' words collided with the query's and 5
+// of the 200 places the answer can be planted ranked a filler first; at 1,024 the answer's chunk ranks first for
+// every place by exact cosine (checked for all 200, the narrowest margin 0.246).
 const DIMENSIONS = 1024;
 const TOPICS = ['weather', 'gardening', 'trains', 'cooking', 'astronomy', 'music', 'chess', 'sailing', 'painting', 'hiking'];
 
