@@ -1,13 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { processStat } from './hot-path/processes.js';
 
-const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
-
-/** comm and CPU ticks (utime + stime) of a process from /proc/<pid>/stat, or undefined when it is gone. */
-function stat(pid: number): { comm: string; ticks: number } | undefined {
+/** A process's command name and CPU seconds, or undefined when it is gone. */
+function statOf(pid: number) {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { comm: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+    return processStat(pid);
   } catch {
     return undefined;
   }
@@ -32,12 +29,12 @@ function machineTicks() {
  */
 export function cpuAccount(named: Map<number, string>) {
   const snapshot = () => {
-    const byPid = new Map<number, { label: string; ticks: number }>();
+    const byPid = new Map<number, { label: string; seconds: number }>();
     for (const entry of readdirSync('/proc')) {
       const pid = Number(entry);
       if (!Number.isInteger(pid)) continue;
-      const found = stat(pid);
-      if (found) byPid.set(pid, { label: named.get(pid) ?? found.comm, ticks: found.ticks });
+      const found = statOf(pid);
+      if (found) byPid.set(pid, { label: named.get(pid) ?? found.comm, seconds: found.cpuSeconds });
     }
     return { byPid, machine: machineTicks() };
   };
@@ -49,12 +46,10 @@ export function cpuAccount(named: Map<number, string>) {
       const after = snapshot();
       const byLabel = new Map<string, number>();
       for (const [pid, now] of after.byPid) {
-        const spent = now.ticks - (before.byPid.get(pid)?.ticks ?? 0); // a process started in the window counts whole
+        const spent = now.seconds - (before.byPid.get(pid)?.seconds ?? 0); // a process started in the window counts whole
         if (spent > 0) byLabel.set(now.label, (byLabel.get(now.label) ?? 0) + spent);
       }
-      const perUnit = [...byLabel]
-        .map(([label, ticks]) => ({ label, ms: ((ticks / TICKS_PER_SECOND) * 1000) / units }))
-        .sort((a, b) => b.ms - a.ms);
+      const perUnit = [...byLabel].map(([label, seconds]) => ({ label, ms: (seconds * 1000) / units })).sort((a, b) => b.ms - a.ms);
       const busy = after.machine.busy - before.machine.busy;
       return { perUnit, machineBusy: busy / (after.machine.all - before.machine.all) };
     },

@@ -34,6 +34,11 @@ export function benchEntry(defaultSource: 'built' | 'tsx'): { entry?: string; na
   const source = process.env.BENCH_SOURCE ?? defaultSource;
   if (source === 'tsx') return { name: 'TypeScript sources through tsx' };
   if (source !== 'built') throw new Error(`BENCH_SOURCE is built or tsx, not ${source}`);
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  buildDist();
   return { entry: 'dist/all-in-one/main.js', name: 'built JavaScript' };
+}
+
+/** `npm run build` into dist/: the JavaScript a deployment runs. */
+export function buildDist() {
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 }

@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { dropSchemas, spawnAllInOne, startDistributed, startMockOpenAI, TEST_TOKEN } from '@hangar/testing';
 import { cpuAccount, describeCpuAccount } from './cpu-by-process.js';
-import { benchEngines } from './engines.js';
+import { benchEngines, buildDist } from './engines.js';
 
 /**
  * A streamed run through Hangar (gateway → run-executor → AI SDK → mock upstream) against the same
@@ -42,7 +41,7 @@ async function startSplit() {
   if (process.env.BENCH_ENGINES && process.env.BENCH_ENGINES !== 'real') throw new Error('the split shape runs on the real engines only');
   process.env.BENCH_ENGINES = 'real';
   const engines = benchEngines();
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  buildDist();
   const hangar = await startDistributed({
     builtDir: 'dist',
     gateways: EXECUTORS,

@@ -43,12 +43,18 @@ export function rssKb(pid: number): number {
 
 const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
-/** CPU seconds used so far by a process (utime + stime of /proc/<pid>/stat). */
-export function cpuSeconds(pid: number): number {
+/** A process's command name and the CPU seconds it used so far (comm, utime + stime of /proc/<pid>/stat). */
+export function processStat(pid: number): { comm: string; cpuSeconds: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd on (state)
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  return {
+    comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND,
+  };
 }
+
+/** CPU seconds used so far by a process. */
+export const cpuSeconds = (pid: number) => processStat(pid).cpuSeconds;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
