@@ -77,7 +77,7 @@ const database = realEngines ? new pg.Client({ connectionString: TEST_POSTGRES_U
 await database?.connect();
 const hangingRuns: Array<{ runId: string; close(): void }> = [];
 
-const cpuPids = { proxy: proxy.child.pid, hangar: hangar.child.pid };
+const cpuPids = { proxy: proxy.child.pid, hangar: hangar.child.pid, mock: mock.child.pid };
 const direct = directTarget(mock.url);
 const viaProxy = apiTarget('proxy', proxy.url);
 const viaHangar = apiTarget('Hangar', hangar.url, TEST_TOKEN);

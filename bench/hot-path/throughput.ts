@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { errorKind, ratio, send, type Exchange, type Target } from './client.js';
+import { cpuAccount, describeCpuAccount } from '../cpu-by-process.js';
 import { cpuSeconds } from './processes.js';
 
 /**
@@ -15,6 +16,8 @@ export interface ThroughputResult {
   kinds: Map<string, number>;
   /** CPU the target's process spent per completed run (its threads, not the engines'), when its pid is known. */
   cpuMsPerRun?: number;
+  /** The whole machine's CPU per completed run by process (engines, clients, mock included), when `processes` were named. */
+  machine?: string;
 }
 
 type Mode = 'JSON' | 'SSE';
@@ -54,11 +57,13 @@ export async function measureThroughput(
   clients: number,
   durationMs: number,
   pid?: number,
+  processes?: Map<number, string>,
 ): Promise<ThroughputResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const result: ThroughputResult = { runsPerSecond: 0, failures: 0, kinds: new Map() };
   const tag = randomBytes(4).toString('hex');
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
+  const account = processes && cpuAccount(processes);
   const started = performance.now();
   const completed = await Promise.all(
     Array.from({ length: clients }, (_, index) => client(target, mode, started + durationMs, agent, `${tag}-c${index}`, result)),
@@ -68,6 +73,7 @@ export async function measureThroughput(
   const runs = completed.reduce((sum, count) => sum + count, 0);
   result.runsPerSecond = runs / seconds;
   if (pid !== undefined && runs > 0) result.cpuMsPerRun = ((cpuSeconds(pid) - cpuBefore) * 1000) / runs;
+  if (account && runs > 0) result.machine = describeCpuAccount(account.finish(runs), 'run');
   result.failures = [...result.kinds.values()].reduce((sum, count) => sum + count, 0);
   return result;
 }
@@ -87,14 +93,21 @@ export async function compareThroughput(
   mode: Mode,
   clients: number,
   durationMs: number,
-  pids: { proxy?: number; hangar?: number } = {},
+  pids: { proxy?: number; hangar?: number; mock?: number } = {},
 ) {
   const viaProxy = await measureThroughput(proxy, mode, clients, durationMs, pids.proxy);
-  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs, pids.hangar);
+  // Hangar's run also costs the engines, the clients (this process) and the mock: the machine's account says how much.
+  const named = new Map([
+    [process.pid, 'bench clients'],
+    ...(pids.hangar === undefined ? [] : ([[pids.hangar, 'Hangar']] as const)),
+    ...(pids.mock === undefined ? [] : ([[pids.mock, 'mock upstream']] as const)),
+  ]);
+  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs, pids.hangar, named);
   console.log(`short runs (4 chunks), ${mode} mode, ${clients} concurrent clients, ${durationMs / 1000} s each:`);
   console.log(`  proxy   ${viaProxy.runsPerSecond.toFixed(1)} runs/s, ${describeFailures(viaProxy)}${describeCpu(viaProxy)}`);
   console.log(
     `  Hangar  ${viaHangar.runsPerSecond.toFixed(1)} runs/s (${ratio(viaHangar.runsPerSecond, viaProxy.runsPerSecond)} the proxy), ${describeFailures(viaHangar)}${describeCpu(viaHangar)}`,
   );
+  if (viaHangar.machine) console.log(`  machine ${viaHangar.machine}`);
   return { proxy: viaProxy, hangar: viaHangar };
 }
