@@ -66,6 +66,8 @@ const mock = await spawnScript('./mock-upstream.ts', { BENCH_STREAM_CHUNKS: Stri
 const proxy = await spawnScript('./proxy.ts', { BENCH_MOCK_URL: mock.url, NODE_OPTIONS: gcOnSignalNodeOptions() });
 const hangar = await spawnAllInOne({
   entry: built.entry,
+  // BENCH_NODE_ARGS="--max-semi-space-size=64" (say): V8 or Node flags for Hangar's process, to measure a setting.
+  nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean),
   env: {
     HANGAR__Providers__mock__Kind: 'OpenAICompatible',
     HANGAR__Providers__mock__Endpoint: mock.url,

@@ -22,9 +22,12 @@ function firstTokenRows({ added }: FirstTokenResult): Row[] {
   ]);
 }
 
-function throughputRow(mode: string, { proxy, hangar }: { proxy: ThroughputResult; hangar: ThroughputResult }): Row {
+function throughputRows(mode: string, { proxy, hangar }: { proxy: ThroughputResult; hangar: ThroughputResult }): Row[] {
   const cell = (result: ThroughputResult) => `${result.runsPerSecond.toFixed(1)}/s (${result.failures} failed)`;
-  return [`short runs, ${mode}`, cell(hangar), cell(proxy), ratio(hangar.runsPerSecond, proxy.runsPerSecond)];
+  const rows: Row[] = [[`short runs, ${mode}`, cell(hangar), cell(proxy), ratio(hangar.runsPerSecond, proxy.runsPerSecond)]];
+  const ceiling = hangar.ceilingWithoutTarget;
+  if (ceiling) rows.push([`  ceiling were Hangar's CPU zero`, `${ceiling.toFixed(0)}/s`, '', ratio(ceiling, proxy.runsPerSecond)]);
+  return rows;
 }
 
 function firehoseRows({ direct, proxy, hangar }: NonNullable<Figures['firehose']>): Row[] {
@@ -77,8 +80,8 @@ function idleRows({ proxy, hangar, requested, pollIntervalMs }: NonNullable<Figu
 export function printSummary(engines: string, figures: Figures) {
   const rows: Row[] = [['figure', 'Hangar', 'raw proxy', 'Hangar vs proxy']];
   if (figures.firstToken) rows.push(...firstTokenRows(figures.firstToken));
-  if (figures.json) rows.push(throughputRow('JSON', figures.json));
-  if (figures.sse) rows.push(throughputRow('SSE', figures.sse));
+  if (figures.json) rows.push(...throughputRows('JSON', figures.json));
+  if (figures.sse) rows.push(...throughputRows('SSE', figures.sse));
   if (figures.firehose) rows.push(...firehoseRows(figures.firehose));
   if (figures.idle) rows.push(...idleRows(figures.idle));
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));

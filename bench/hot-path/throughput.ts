@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { errorKind, ratio, send, type Exchange, type Target } from './client.js';
 import { cpuAccount, describeCpuAccount } from '../cpu-by-process.js';
 import { cpuSeconds } from './processes.js';
@@ -18,6 +19,8 @@ export interface ThroughputResult {
   cpuMsPerRun?: number;
   /** The whole machine's CPU per completed run by process (engines, clients, mock included), when `processes` were named. */
   machine?: string;
+  /** Runs/s this machine's cores would allow if the target's own process cost nothing: the ceiling its engines, clients and mock set. */
+  ceilingWithoutTarget?: number;
 }
 
 type Mode = 'JSON' | 'SSE';
@@ -73,7 +76,12 @@ export async function measureThroughput(
   const runs = completed.reduce((sum, count) => sum + count, 0);
   result.runsPerSecond = runs / seconds;
   if (pid !== undefined && runs > 0) result.cpuMsPerRun = ((cpuSeconds(pid) - cpuBefore) * 1000) / runs;
-  if (account && runs > 0) result.machine = describeCpuAccount(account.finish(runs), 'run');
+  if (account && runs > 0) {
+    const spent = account.finish(runs);
+    result.machine = describeCpuAccount(spent, 'run');
+    const others = spent.perUnit.filter(({ label }) => label !== processes!.get(pid!)).reduce((sum, { ms }) => sum + ms, 0);
+    result.ceilingWithoutTarget = (availableParallelism() * 1000) / others;
+  }
   result.failures = [...result.kinds.values()].reduce((sum, count) => sum + count, 0);
   return result;
 }
@@ -109,5 +117,9 @@ export async function compareThroughput(
     `  Hangar  ${viaHangar.runsPerSecond.toFixed(1)} runs/s (${ratio(viaHangar.runsPerSecond, viaProxy.runsPerSecond)} the proxy), ${describeFailures(viaHangar)}${describeCpu(viaHangar)}`,
   );
   if (viaHangar.machine) console.log(`  machine ${viaHangar.machine}`);
+  if (viaHangar.ceilingWithoutTarget)
+    console.log(
+      `  ceiling: were Hangar's own CPU zero, the rest of each run (engines, clients, mock) would allow at most ${viaHangar.ceilingWithoutTarget.toFixed(0)} runs/s on ${availableParallelism()} cores`,
+    );
   return { proxy: viaProxy, hangar: viaHangar };
 }
