@@ -30,6 +30,8 @@ beforeAll(async () => {
       Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url, ApiKey: 'sk-images' } },
       Images: { Enabled: true, Provider: 'mock', Model: 'painter', MaxImagesPerRequest: 3 },
       Pricing: { Currency: 'EUR', Images: { mock: { painter: { PerImage: 0.04, SizeMultipliers: { '1024x1536': 1.5 } } } } },
+      // Room for the artist's one image (0.06), not for a fourth of the compulsive agent's (below).
+      AgentGraph: { MaxTotalCost: 0.15 },
     },
   });
   demo = await startHangar({
@@ -47,6 +49,13 @@ beforeAll(async () => {
       ? { text: 'here it is' }
       : { toolCall: { name: 'generate_image', args: { prompt: 'a cat on a roof', size: '1024x1536' } } },
   );
+  // An agent that never stops drawing: only a budget ends it.
+  mock.script('compulsive', () => ({ toolCall: { name: 'generate_image', args: { prompt: 'another cat', size: '1024x1536' } } }));
+  const compulsive = await priced.request('POST', '/api/agents', {
+    body: { name: 'compulsive', model: { provider: 'mock', model: 'compulsive' }, tools: ['generate_image'] },
+    headers: acme,
+  });
+  expect(compulsive.status, compulsive.text).toBe(201);
   const artist = await priced.request('POST', '/api/agents', {
     body: { name: 'artist', model: { provider: 'mock', model: 'artist' }, tools: ['generate_image'] },
     headers: acme,
@@ -182,5 +191,19 @@ describe('image generation', () => {
       .at(-1)!
       .messages.find((message) => message.role === 'tool');
     expect(JSON.stringify(toolResult?.content)).toContain(stored[0].id);
+  });
+
+  it('counts the images a run drew against AgentGraph:MaxTotalCost between its steps', async () => {
+    const answer = await priced.request('POST', '/api/agents/compulsive/run', {
+      body: { message: 'draw cats', sessionId: 'compulsive' },
+      headers: { ...acme, 'idempotency-key': 'compulsive-1' },
+    });
+    expectProblem(answer, 503, 'agent_graph_limit');
+    // 0.06 an image: after the third (0.18 > 0.15) the tree stops, before a fourth model step.
+    const run = (await priced.request('GET', `/api/runs/${answer.body.runId}`, { headers: acme })).body;
+    expect(run).toMatchObject({ status: 'Failed', errorType: 'agent_graph_limit' });
+    expect(run.cost.total).toBeCloseTo(0.18);
+    expect(mock.requests.filter((request) => request.model === 'compulsive')).toHaveLength(3);
+    expect((await priced.request('GET', '/api/attachments?sessionId=compulsive', { headers: acme })).body).toHaveLength(3);
   });
 });

@@ -3,10 +3,10 @@ import type { Caller, HangarConfig } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
 import type { ContentGuard } from '../content-guard.js';
 import type { Emit } from '../events/event-writer.js';
-import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
+import type { ModelTurns, ModelTurnsResult, RunSpend, TreeBudget } from './model-turns.js';
 import type { PreparedRun } from './prepare.js';
 import { modelMessages } from './run-messages.js';
-import { ZERO_USAGE, type RunRow, type StartRunRequest, type Usage } from './run.model.js';
+import { ZERO_USAGE, type RunRow, type StartRunRequest } from './run.model.js';
 import type { RunUpdate } from './run-update.js';
 import { structuredResponseCheck, structuredResponseHint } from './structured-response.js';
 import { holdForApproval, type AskAgent, type RunToolContext, type ToolSets } from './tool-set.js';
@@ -30,7 +30,7 @@ export interface TurnsInput {
   emit: Emit;
   /** The content guard refused the caller's words: no model is asked. */
   blockedInput: boolean;
-  spent: { usage: Usage };
+  spent: RunSpend;
   humanWait: HumanWait | undefined;
   /** Adds what the run's image tool drew to the run's charges. */
   chargeImages: RunToolContext['chargeImages'];

@@ -69,12 +69,18 @@ export interface ModelTurnsInput {
   structuredProblem?: (text: string) => string | undefined;
   /** Anything raised inside tool calls (a child run starting), yielded between stream parts. */
   pending: RunUpdate[];
-  /** The usage of every model step finished so far: what a run that ends mid-turn has spent. */
-  spent: { usage: Usage };
+  /** What the run spent so far: a run that ends mid-turn records it, and tree budgets count it between steps. */
+  spent: RunSpend;
   /** A queued run's worker slot, given back while approvals wait for people. */
   humanWait?: HumanWait;
   /** Every tool call waits for a person (Voice:RequireApproval); `held` runs the approved ones. */
   approveEveryTool?: { held: HeldTools };
+}
+
+/** What a run spent so far: its model steps' usage, and what its image tool drew, priced (null: nothing priced). */
+export interface RunSpend {
+  usage: Usage;
+  imageCost: number | null;
 }
 
 export interface ModelTurnsResult {
@@ -158,7 +164,10 @@ export function createModelTurns(deps: ModelTurnsDeps) {
               stepCountIs(MAX_STEPS),
               ({ steps }) => {
                 const spent = sumUsage(steps.map((step) => step.usage));
-                const cost = costOf(spent, priceFor(settings.Pricing, candidate.provider, candidate.model), null)?.total ?? 0;
+                // The images this run drew so far count too (its image tool charges them as it draws).
+                const cost =
+                  (costOf(spent, priceFor(settings.Pricing, candidate.provider, candidate.model), null)?.total ?? 0) +
+                  (input.spent.imageCost ?? 0);
                 if (budget.tokens + spent.totalTokens > graph.maxTotalTokens)
                   graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
                 else if (budget.cost + cost > graph.maxTotalCost)

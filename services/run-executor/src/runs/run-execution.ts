@@ -10,7 +10,7 @@ import { createEventWriter, type EventWriter, type EventWriterDeps } from '../ev
 import { costOf, priceFor, withImageCost } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
-import type { ModelTurns, ModelTurnsResult, TreeBudget } from './model-turns.js';
+import type { ModelTurns, ModelTurnsResult, RunSpend, TreeBudget } from './model-turns.js';
 import { startedEarly } from './started-early.js';
 import type { Preparation } from './prepare.js';
 import { sessionTurn } from './run-messages.js';
@@ -177,9 +177,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     let updates: AsyncGenerator<RunUpdate, ModelTurnsResult> | undefined;
     let ended = false;
     // What the run spent so far; a run that ends mid-turn records the steps finished until then.
-    const spent = { usage: ZERO_USAGE };
-    // What its image tool drew, priced (null: nothing priced); part of the run's cost.
-    let imageCost: number | null = null;
+    const spent: RunSpend = { usage: ZERO_USAGE, imageCost: null };
 
     /** Records the run's end once: its row, then its terminal event after every event before it. */
     async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
@@ -266,7 +264,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
               spent,
               humanWait: context.humanWait,
               chargeImages: (charge) => {
-                if (charge.cost !== null) imageCost = (imageCost ?? 0) + charge.cost;
+                if (charge.cost !== null) spent.imageCost = (spent.imageCost ?? 0) + charge.cost;
               },
               askAgent: async (agentName, message, announce) => {
                 await rowWritten;
@@ -284,7 +282,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
       const modelCost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
-      const cost = withImageCost(modelCost, imageCost, settings.Pricing.Currency);
+      const cost = withImageCost(modelCost, spent.imageCost, settings.Pricing.Currency);
       // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.
       budget.tokens += outcome.usage.totalTokens;
       budget.cost += cost?.total ?? 0;
@@ -320,7 +318,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       const finished = await end({
         status: 'Failed',
         usage: spent.usage,
-        cost: withImageCost(null, imageCost, settings.Pricing.Currency),
+        cost: withImageCost(null, spent.imageCost, settings.Pricing.Currency),
         errorType,
         errorMessage: message,
       });
@@ -332,7 +330,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         await end({
           status: 'Canceled',
           usage: spent.usage,
-          cost: withImageCost(null, imageCost, settings.Pricing.Currency),
+          cost: withImageCost(null, spent.imageCost, settings.Pricing.Currency),
           errorType: null,
           errorMessage: null,
         }).catch((error) => deps.logger.error({ err: error, runId }, 'run could not be ended'));
