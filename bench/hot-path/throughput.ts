@@ -3,7 +3,6 @@ import { Agent } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { errorKind, ratio, send, type Exchange, type Target } from './client.js';
 import { cpuAccount, describeCpuAccount } from '../cpu-by-process.js';
-import { cpuSeconds } from './processes.js';
 
 /**
  * Short runs/s: `clients` concurrent clients each start run after run of model `short` (4 chunks)
@@ -17,7 +16,7 @@ export interface ThroughputResult {
   kinds: Map<string, number>;
   /** CPU the target's process spent per completed run (its threads, not the engines'), when its pid is known. */
   cpuMsPerRun?: number;
-  /** The whole machine's CPU per completed run by process (engines, clients, mock included), when `processes` were named. */
+  /** The whole machine's CPU per completed run by process (engines, clients, mock included), when `others` were named. */
   machine?: string;
   /** Runs/s this machine's cores would allow if the target's own process cost nothing: the ceiling its engines, clients and mock set. */
   ceilingWithoutTarget?: number;
@@ -60,13 +59,13 @@ export async function measureThroughput(
   clients: number,
   durationMs: number,
   pid?: number,
-  processes?: Map<number, string>,
+  others: Map<number, string> = new Map(),
 ): Promise<ThroughputResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const result: ThroughputResult = { runsPerSecond: 0, failures: 0, kinds: new Map() };
   const tag = randomBytes(4).toString('hex');
-  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
-  const account = processes && cpuAccount(processes);
+  // The target's process under its own name, `others` (the clients, the mock) under theirs, the rest by command name.
+  const account = pid === undefined ? undefined : cpuAccount(new Map([...others, [pid, target.name]]));
   const started = performance.now();
   const completed = await Promise.all(
     Array.from({ length: clients }, (_, index) => client(target, mode, started + durationMs, agent, `${tag}-c${index}`, result)),
@@ -75,12 +74,14 @@ export async function measureThroughput(
   agent.destroy();
   const runs = completed.reduce((sum, count) => sum + count, 0);
   result.runsPerSecond = runs / seconds;
-  if (pid !== undefined && runs > 0) result.cpuMsPerRun = ((cpuSeconds(pid) - cpuBefore) * 1000) / runs;
   if (account && runs > 0) {
     const spent = account.finish(runs);
-    result.machine = describeCpuAccount(spent, 'run');
-    const others = spent.perUnit.filter(({ label }) => label !== processes!.get(pid!)).reduce((sum, { ms }) => sum + ms, 0);
-    result.ceilingWithoutTarget = (availableParallelism() * 1000) / others;
+    result.cpuMsPerRun = spent.perUnit.find(({ label }) => label === target.name)?.ms ?? 0;
+    if (others.size) {
+      result.machine = describeCpuAccount(spent, 'run');
+      const rest = spent.perUnit.filter(({ label }) => label !== target.name).reduce((sum, { ms }) => sum + ms, 0);
+      result.ceilingWithoutTarget = (availableParallelism() * 1000) / rest;
+    }
   }
   result.failures = [...result.kinds.values()].reduce((sum, count) => sum + count, 0);
   return result;
@@ -105,12 +106,8 @@ export async function compareThroughput(
 ) {
   const viaProxy = await measureThroughput(proxy, mode, clients, durationMs, pids.proxy);
   // Hangar's run also costs the engines, the clients (this process) and the mock: the machine's account says how much.
-  const named = new Map([
-    [process.pid, 'bench clients'],
-    ...(pids.hangar === undefined ? [] : ([[pids.hangar, 'Hangar']] as const)),
-    ...(pids.mock === undefined ? [] : ([[pids.mock, 'mock upstream']] as const)),
-  ]);
-  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs, pids.hangar, named);
+  const others = new Map([[process.pid, 'bench clients'], ...(pids.mock === undefined ? [] : ([[pids.mock, 'mock upstream']] as const))]);
+  const viaHangar = await measureThroughput(hangar, mode, clients, durationMs, pids.hangar, others);
   console.log(`short runs (4 chunks), ${mode} mode, ${clients} concurrent clients, ${durationMs / 1000} s each:`);
   console.log(`  proxy   ${viaProxy.runsPerSecond.toFixed(1)} runs/s, ${describeFailures(viaProxy)}${describeCpu(viaProxy)}`);
   console.log(
