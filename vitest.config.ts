@@ -72,6 +72,7 @@ const SPLIT = {
 export default defineConfig({
   test: {
     globalSetup: ['./tools/test-engines.ts'],
+    setupFiles: ['./tools/test-worker-watch.ts'],
     testTimeout: 30_000,
     // A suite's beforeAll starts a Hangar (and its mock upstreams); one bound for all, set here, not per file.
     hookTimeout: 90_000,
