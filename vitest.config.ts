@@ -41,10 +41,10 @@ const ONE_SHAPE_ONLY: Record<string, string> = {
 const ON_THE_TEST_BUILD = ['test-e2e/built-javascript.e2e.test.ts'];
 
 /**
- * Files that need a worker of their own (a fresh thread: its own globals and modules): every other
- * file shares its worker with the files run before it (`isolate: false`), so a worker loads Hangar's
- * modules once instead of once per file (2026-11-29: the files' imports took 644 s of worker time
- * in a CI run; shared, the suites project's took 23 s).
+ * Files that need a fresh thread of their own: they assert on the process-wide tracer provider,
+ * which the first Hangar of a process registers. (Forks were shared between files for a day, to
+ * load Hangar's modules once per worker; a worker that lived through hundreds of PGlite instances
+ * then died in V8, nodejs/node#64500: each file has its own process again. docs/decisions.md.)
  */
 const FRESH_WORKER: Record<string, string> = {
   'libs/platform/test/telemetry.test.ts':
@@ -77,9 +77,8 @@ export default defineConfig({
     // A suite's beforeAll starts a Hangar (and its mock upstreams); one bound for all, set here, not per file.
     hookTimeout: 90_000,
     pool: 'forks',
-    // Pool options are the root's alone (a project's are ignored): forks share a worker between files,
-    // threads give each file a fresh one (the fresh-worker project's).
-    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false }, threads: { maxThreads: 2, minThreads: 1, isolate: true } },
+    // Pool options are the root's alone (a project's are ignored): each file gets a fresh fork or thread.
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: true }, threads: { maxThreads: 2, minThreads: 1, isolate: true } },
     reporters: ['default', './tools/summary-reporter.ts'],
     projects: [
       {

@@ -5,7 +5,7 @@ import { isMainThread } from 'node:worker_threads';
  * ended with only the runner's "Channel closed" (its worker's IPC gone mid-run) and nothing on the
  * cause. One whose runner is gone ends at once: an orphan goes on reporting its errors to the closed
  * channel (vitest #11241; one here grew to its 4.3 GB heap limit beside the next run's tests).
- * A worker is shared between files (`isolate: false`), so the handlers are set once per process.
+ * Set once per process (a setup file runs before each file a worker runs).
  */
 const WATCHED = Symbol.for('hangar.test-worker-watch');
 const worker = globalThis as { [WATCHED]?: true };
