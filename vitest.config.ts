@@ -40,19 +40,6 @@ const ONE_SHAPE_ONLY: Record<string, string> = {
  */
 const ON_THE_TEST_BUILD = ['test-e2e/built-javascript.e2e.test.ts'];
 
-/**
- * Files that need a fresh thread of their own: they assert on the process-wide tracer provider,
- * which the first Hangar of a process registers. (Forks were shared between files for a day, to
- * load Hangar's modules once per worker; a worker that lived through hundreds of PGlite instances
- * then died in V8, nodejs/node#64500: each file has its own process again. docs/decisions.md.)
- */
-const FRESH_WORKER: Record<string, string> = {
-  'libs/platform/test/telemetry.test.ts':
-    'asserts what the process-wide OpenTelemetry tracer provider does, which the first Hangar of a process registers',
-  'test-e2e/otlp-traces.e2e.test.ts': 'exports through the process-wide tracer provider, which must be its own Hangar’s',
-  'test-e2e/tracing.e2e.test.ts': 'reads spans from the process-wide tracer provider, which must be its own Hangar’s',
-};
-
 const SPLIT_EXCLUDED = [...Object.keys(ONE_SHAPE_ONLY), ...TIMED, ...(process.env.HANGAR_TEST_SPLIT === 'all' ? [] : SPLIT_OUTSIDE_CI)];
 
 /** What the split projects share. */
@@ -77,8 +64,10 @@ export default defineConfig({
     // A suite's beforeAll starts a Hangar (and its mock upstreams); one bound for all, set here, not per file.
     hookTimeout: 90_000,
     pool: 'forks',
-    // Pool options are the root's alone (a project's are ignored): each file gets a fresh fork or thread.
-    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: true }, threads: { maxThreads: 2, minThreads: 1, isolate: true } },
+    // Each file in a process of its own: one that lived through many files' PGlite instances died in
+    // V8 (nodejs/node#64500), and three files assert on the process-wide tracer provider, which the
+    // first Hangar of a process registers. docs/decisions.md, session 26.
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: true } },
     reporters: ['default', './tools/summary-reporter.ts'],
     projects: [
       {
@@ -86,16 +75,7 @@ export default defineConfig({
         test: {
           name: 'suites',
           include: ['libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test-e2e/**/*.test.ts'],
-          exclude: [...TIMED, ...Object.keys(FRESH_WORKER), ...ON_THE_TEST_BUILD],
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'fresh-worker',
-          include: Object.keys(FRESH_WORKER),
-          pool: 'threads',
+          exclude: [...TIMED, ...ON_THE_TEST_BUILD],
           sequence: { groupOrder: 0 },
         },
       },
@@ -112,17 +92,7 @@ export default defineConfig({
           ...SPLIT,
           name: 'split',
           include: HTTP_SUITES,
-          exclude: [...SPLIT_EXCLUDED, ...Object.keys(FRESH_WORKER)],
-        },
-      },
-      {
-        extends: true,
-        test: {
-          ...SPLIT,
-          name: 'split-fresh-worker',
-          include: Object.keys(FRESH_WORKER).filter((file) => file.startsWith('test-e2e/')),
           exclude: SPLIT_EXCLUDED,
-          pool: 'threads',
         },
       },
     ],
