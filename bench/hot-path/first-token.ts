@@ -62,6 +62,11 @@ export async function measureFirstToken(
     hangarLastTokenP50: percentile(hangarLast, 50) - percentile(directLast, 50),
   };
   const { proxy: viaProxy, hangar: viaHangar, compatible: viaCompatible } = result.added;
+  // Where the tail lies: slow samples bunched at the start are warm-up, spread ones are noise.
+  const slowest = added.hangar
+    .map((value, sample) => ({ value, sample }))
+    .sort((a, b) => b.value - a.value)
+    .slice(0, 5);
   console.log(`first token added vs the mock directly (${samples} sequential samples, 64 chunks 20 ms apart):`);
   console.log(`  proxy   p50 ${ms(viaProxy.p50)}, p99 ${ms(viaProxy.p99)}`);
   console.log(
@@ -72,5 +77,6 @@ export async function measureFirstToken(
     `  Hangar /v1/chat/completions  p50 ${ms(viaCompatible.p50)} (${diff(viaCompatible.p50, viaHangar.p50)} vs the run route), ` +
       `p99 ${ms(viaCompatible.p99)} (${diff(viaCompatible.p99, viaHangar.p99)} vs the run route)`,
   );
+  console.log(`  Hangar's slowest samples: ${slowest.map(({ value, sample }) => `#${sample} ${ms(value)}`).join(', ')}`);
   return result;
 }
