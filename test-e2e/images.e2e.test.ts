@@ -207,3 +207,40 @@ describe('image generation', () => {
     expect((await priced.request('GET', '/api/attachments?sessionId=compulsive', { headers: acme })).body).toHaveLength(3);
   });
 });
+
+describe('image generation under quotas', () => {
+  const initech = { 'x-hangar-tenant': 'initech' };
+  const putRule = (name: string, body: unknown) => priced.request('PUT', `/api/quotas/${name}`, { body, headers: initech });
+  const usedOf = async (name: string) =>
+    ((await priced.request('GET', '/api/quotas', { headers: initech })).body as any[]).find((rule) => rule.name === name)?.used;
+
+  it('counts what a generation cost toward the tenant’s Cost rules for every agent, and refuses more once one is used up', async () => {
+    // Neither an agent's Cost rule nor a used-up Runs rule is about images.
+    expect((await putRule('artist-spend', { metric: 'Cost', period: 'Day', limit: 0.01, agentName: 'artist' })).status).toBe(201);
+    expect((await putRule('no-runs', { metric: 'Runs', period: 'Day', limit: 1 })).status).toBe(201);
+    expect((await putRule('spend', { metric: 'Cost', period: 'Day', limit: 0.1 })).status).toBe(201);
+
+    const first = await generate(priced, { prompt: 'a blue square', n: 2 }, initech);
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.cost).toBeCloseTo(0.08);
+    // Counted before the answer, once, and only under the rule for every agent.
+    expect(await usedOf('spend')).toBeCloseTo(0.08);
+    expect(await usedOf('artist-spend')).toBe(0);
+    expect(await usedOf('no-runs')).toBe(0);
+
+    // 0.08 of 0.1 is not used up: one more goes through and passes the limit (admission checks, it does not reserve).
+    expect((await generate(priced, { prompt: 'a green square' }, initech)).status).toBe(200);
+    expect(await usedOf('spend')).toBeCloseTo(0.12);
+
+    const asked = mock.imageRequests.length;
+    const refused = await generate(priced, { prompt: 'a yellow square' }, initech);
+    expectProblem(refused, 429, 'quota_exceeded');
+    expect(refused.body).toMatchObject({ quota: 'spend', limit: 0.1, resetsAt: expect.any(String) });
+    expect(refused.body.used).toBeCloseTo(0.12);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(mock.imageRequests).toHaveLength(asked);
+    // Bad input is still 400 first; another tenant draws on.
+    expectProblem(await generate(priced, { prompt: 'a square', n: 9 }, initech), 400, 'validation_failed');
+    expect((await generate(priced, { prompt: 'a square' }, globex)).status).toBe(200);
+  });
+});

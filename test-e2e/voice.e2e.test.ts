@@ -291,6 +291,32 @@ describe('speech through the ElevenLabs-style API', () => {
   });
 });
 
+describe('speech under quotas', () => {
+  it('counts speech and transcriptions toward the tenant’s Cost rules for every agent, and refuses both once one is used up', async () => {
+    const initech = { 'x-hangar-tenant': 'initech' };
+    const rule = await eleven.request('PUT', '/api/quotas/speech', {
+      body: { metric: 'Cost', period: 'Day', limit: 0.001 },
+      headers: initech,
+    });
+    expect(rule.status, rule.text).toBe(201);
+    const used = async () => ((await eleven.request('GET', '/api/quotas', { headers: initech })).body as any[])[0].used;
+    // 17 characters at 50 per million: 0.00085 each, counted before the answer.
+    const first = await speak(eleven, { text: SAID }, initech);
+    expect(first.status).toBe(200);
+    expect(await used()).toBeCloseTo(0.00085, 12);
+    expect((await speak(eleven, { text: SAID }, initech)).status).toBe(200);
+    expect(await used()).toBeCloseTo(0.0017, 12);
+
+    const asked = mock.requests.length;
+    const refused = await eleven.request('POST', '/api/voice/speech', { body: { text: SAID }, headers: initech });
+    expectProblem(refused, 429, 'quota_exceeded');
+    expect(refused.body).toMatchObject({ quota: 'speech', limit: 0.001 });
+    expectProblem(await transcribe(eleven, first.bytes, { headers: initech }), 429, 'quota_exceeded');
+    expect(mock.requests).toHaveLength(asked);
+    expect((await speak(eleven, { text: SAID })).status).toBe(200);
+  });
+});
+
 describe('speech through OpenAI’s speech API (Voice:Provider)', () => {
   it('speaks in the configured format with the provider’s key and transcribes a WAV, unpriced without a price', async () => {
     const spoken = await speak(openai, { text: 'turn on the lights', voiceId: 'alloy' });

@@ -74,6 +74,13 @@ export function governanceGrpc(
         ? { admitted: true, governed: decision.governed }
         : { admitted: false, governed: true, exceeded: quotaToProto(decision.exceeded) };
     },
+    async admitSpend(_request, { caller }) {
+      const decision = await service.admitSpend(caller);
+      return decision.admitted ? { admitted: true } : { admitted: false, exceeded: quotaToProto(decision.exceeded) };
+    },
+    async countSpend({ id, cost, at }, { caller }) {
+      return { counted: await service.countSpend(caller, { id, cost, at: new Date(at ?? Number.NaN) }) };
+    },
     async listAudit({ action, resourceType, resourceId, skip, take }, { caller }) {
       return { entries: (await service.listAudit(caller, { action, resourceType, resourceId, skip, take })).map(entryToProto) };
     },

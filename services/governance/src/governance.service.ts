@@ -1,5 +1,5 @@
 import type { RunEventEnvelope } from '@hangar/contracts';
-import { clampPage, notFound, validationError, type Caller, RECORD_NAME } from '@hangar/platform';
+import { clampPage, isUuid, notFound, validationError, type Caller, RECORD_NAME } from '@hangar/platform';
 import type { AuditEntry, AuditFilter, AuditRepository } from './audit.repository.js';
 import type { BeginOutcome, IdempotencyRepository, StoredResponse } from './idempotency.repository.js';
 import type { QuotaThresholds } from './quota-thresholds.js';
@@ -31,6 +31,12 @@ function amountsOf(event: RunEventEnvelope): Array<{ metric: QuotaMetric; amount
   }
   return amounts;
 }
+
+/**
+ * The agent name usage outside any run is kept under: no agent's (names are never empty), so only
+ * the rules for every agent of the tenant sum it.
+ */
+export const SPEND_WITHOUT_AGENT = '';
 
 type IdempotencyTarget = { scope: string; key: string };
 
@@ -135,6 +141,47 @@ export function createGovernanceService(deps: {
         if (status.used >= status.limit) return { admitted: false, governed: true, exceeded: status };
       }
       return { admitted: true, governed: rules.length > 0 };
+    },
+
+    /**
+     * Spend outside any run (an image generation, speech, a transcription) may happen while no Cost
+     * rule for every agent of the tenant is used up: an agent's rule or another metric is not about it.
+     */
+    async admitSpend(caller: Caller): Promise<{ admitted: true } | { admitted: false; exceeded: QuotaStatus }> {
+      if (!deps.quotaSettings.enabled) return { admitted: true };
+      const now = new Date();
+      const rules = (await deps.quotas.rules(caller.tenantId)).filter((rule) => rule.agentName === null && rule.metric === 'Cost');
+      for (const rule of rules) {
+        const status = await statusOf(caller.tenantId, rule, now);
+        if (status.used >= status.limit) return { admitted: false, exceeded: status };
+      }
+      return { admitted: true };
+    },
+
+    /** Counts spend outside any run toward the tenant's Cost rules for every agent, once per id; answers whether it was counted now. */
+    async countSpend(caller: Caller, spend: { id: string; cost: number; at: Date }): Promise<boolean> {
+      const errors = [
+        ...(isUuid(spend.id) ? [] : [{ path: 'id', message: 'must be a UUID' }]),
+        ...(Number.isFinite(spend.cost) && spend.cost >= 0 ? [] : [{ path: 'cost', message: 'must be a number of at least 0' }]),
+        ...(Number.isNaN(spend.at.getTime()) ? [{ path: 'at', message: 'must be a time' }] : []),
+      ];
+      if (errors.length) throw validationError('the spend is not valid', errors);
+      if (spend.cost === 0) return false;
+      const counted = await deps.quotas.countEvents([
+        {
+          runId: spend.id,
+          seq: 0,
+          tenantId: caller.tenantId,
+          agentName: SPEND_WITHOUT_AGENT,
+          at: spend.at,
+          amounts: [{ metric: 'Cost', amount: spend.cost }],
+        },
+      ]);
+      // No run streams it: a notice goes to webhooks and the audit trail only.
+      await deps.thresholds?.check({ tenantId: caller.tenantId, agentName: SPEND_WITHOUT_AGENT, rootRunId: spend.id, at: spend.at }, [
+        'Cost',
+      ]);
+      return counted.size > 0;
     },
 
     /**

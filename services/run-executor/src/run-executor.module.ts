@@ -58,6 +58,7 @@ import { scheduleGrpc } from './schedules/schedules.grpc.js';
 import { createWorkflowRepository } from './workflows/workflow.repository.js';
 import { createImageGenerator } from './images/image-generator.js';
 import { createImageService } from './images/image.service.js';
+import { createSpendQuota } from './spend/spend-quota.js';
 import { imageGrpc } from './images/images.grpc.js';
 import { createSpeechProvider } from './voice/speech-provider.js';
 import { createVoiceService } from './voice/voice.service.js';
@@ -135,18 +136,22 @@ export const runExecutorModule = grpcServiceModule({
     const operatorEgress = createDirectFetch();
     // Images:Provider is the operator's configuration (checked at start): its calls go out unguarded, like the global model providers'.
     const images = config.Images;
+    // Images, speech and transcriptions asked for outside any run, under the tenant's Cost rules for every agent.
+    const spend = createSpendQuota({ gateway: clients.spendQuota, logger, settings: config });
     const imageService = createImageService({
       generator: images.Enabled
         ? createImageGenerator(config.Providers[images.Provider!], images.Model!, operatorEgress.fetch, config.Attachments.MaxBytes)
         : undefined,
       attachments: clients.attachmentWriter,
       audit: auditOrLog(clients.audit, logger),
+      spend,
       settings: config,
     });
     // The speech provider is the operator's configuration too.
     const voiceService = createVoiceService({
       provider: createSpeechProvider(config, operatorEgress.fetch),
       audit: auditOrLog(clients.audit, logger),
+      spend,
       settings: config,
     });
     const engine = createRunEngine({

@@ -1155,7 +1155,7 @@ export interface paths {
         put?: never;
         /**
          * Generate images
-         * @description Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images. 404 while Images:Enabled is false; 503 when the image provider fails.
+         * @description Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images, which counts toward the tenant’s Cost quota rules for every agent. 404 while Images:Enabled is false; 429 while such a rule is used up; 503 when the image provider fails.
          */
         post: operations["generateImages"];
         delete?: never;
@@ -1175,7 +1175,7 @@ export interface paths {
         put?: never;
         /**
          * Speak text
-         * @description Turns `text` (at most Voice:MaxCharactersPerRequest characters) into speech in Voice:OutputFormat with `voiceId` (default Voice:DefaultVoiceId) and streams the audio as the provider sends it; X-Hangar-Characters and X-Hangar-Cost say what it is priced at (Pricing:Voice). 404 while no speech provider is configured; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.
+         * @description Turns `text` (at most Voice:MaxCharactersPerRequest characters) into speech in Voice:OutputFormat with `voiceId` (default Voice:DefaultVoiceId) and streams the audio as the provider sends it; X-Hangar-Characters and X-Hangar-Cost say what it is priced at (Pricing:Voice). 404 while no speech provider is configured; 429 while Voice:MaxConcurrentRequests requests are with the provider or a Cost quota rule for every agent of the tenant is used up (what it costs counts toward them); 503 when it fails.
          */
         post: operations["synthesizeSpeech"];
         delete?: never;
@@ -1195,7 +1195,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe speech
-         * @description Turns an audio file sent as multipart/form-data (part `file`, at most Attachments:MaxBytes, its type decided by its signature) into text with Voice:TranscriptionModelId, priced per minute of audio (Pricing:Voice). 404 while no speech provider is configured; 415 for a file that is no audio; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.
+         * @description Turns an audio file sent as multipart/form-data (part `file`, at most Attachments:MaxBytes, its type decided by its signature) into text with Voice:TranscriptionModelId, priced per minute of audio (Pricing:Voice). 404 while no speech provider is configured; 415 for a file that is no audio; 429 while Voice:MaxConcurrentRequests requests are with the provider or a Cost quota rule for every agent of the tenant is used up (what it costs counts toward them); 503 when it fails.
          */
         post: operations["transcribeSpeech"];
         delete?: never;
@@ -2953,7 +2953,7 @@ export interface components {
         };
         QuotaRuleRequest: {
             /**
-             * @description Runs started, total tokens, or cost (in Pricing:Currency)
+             * @description Runs started, total tokens, or cost (in Pricing:Currency); a Cost rule for every agent also counts and refuses images, speech and transcriptions asked for outside any run
              * @enum {string}
              */
             metric: "Runs" | "Tokens" | "Cost";
@@ -2963,7 +2963,7 @@ export interface components {
              */
             period: "Hour" | "Day" | "Month";
             limit: number;
-            /** @description Only runs of this agent count and are refused; absent: every agent */
+            /** @description Only runs of this agent count and are refused; absent: every agent (and, for Cost, spend outside any run) */
             agentName?: string;
         };
         Skill: {
@@ -11631,7 +11631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit (RateLimit:Enabled): errorType rate_limited, with Retry-After */
+            /** @description A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11640,8 +11640,6 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window ends */
                     "RateLimit-Reset"?: number;
-                    /** @description Seconds to wait (429 only) */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11763,7 +11761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Voice:MaxConcurrentRequests requests are with the provider; retry shortly */
+            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11917,7 +11915,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Voice:MaxConcurrentRequests requests are with the provider; retry shortly */
+            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */

@@ -23,7 +23,7 @@ export const imageRoutes = [
     operationId: 'generateImages',
     summary: 'Generate images',
     description:
-      'Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images. 404 while Images:Enabled is false; 503 when the image provider fails.',
+      'Draws `n` images (default 1, at most Images:MaxImagesPerRequest) for a prompt with Images:Provider’s Images:Model, stores each as an attachment (in `sessionId` when given) and answers their descriptors with the cost per Pricing:Images, which counts toward the tenant’s Cost quota rules for every agent. 404 while Images:Enabled is false; 429 while such a rule is used up; 503 when the image provider fails.',
     tag: 'Images',
     auth: { role: 'Operator', scope: 'RunsWrite' },
     // It stores attachments: the host's rule for uploads applies.
@@ -41,6 +41,9 @@ export const imageRoutes = [
       400: problemResponse('No prompt, a bad size, more images than Images:MaxImagesPerRequest, or a request the provider refused'),
       403: problemResponse('The host’s run authorization refused the upload'),
       404: problemResponse('Image generation is off (Images:Enabled false)'),
+      429: problemResponse(
+        'A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+      ),
       503: problemResponse('The image provider failed'),
     },
     async handler({ body, caller, signal }, { images }) {

@@ -7,10 +7,19 @@ const TAG = 'Quotas';
 
 const QuotaRuleRequestSchema = z
   .strictObject({
-    metric: z.enum(['Runs', 'Tokens', 'Cost']).describe('Runs started, total tokens, or cost (in Pricing:Currency)'),
+    metric: z
+      .enum(['Runs', 'Tokens', 'Cost'])
+      .describe(
+        'Runs started, total tokens, or cost (in Pricing:Currency); a Cost rule for every agent also counts and refuses images, speech and transcriptions asked for outside any run',
+      ),
     period: z.enum(['Hour', 'Day', 'Month']).describe('The window, by the wall clock of Quotas:TimeZone'),
     limit: z.number().positive(),
-    agentName: z.string().min(1).max(128).optional().describe('Only runs of this agent count and are refused; absent: every agent'),
+    agentName: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('Only runs of this agent count and are refused; absent: every agent (and, for Cost, spend outside any run)'),
   })
   .meta({ id: 'QuotaRuleRequest' });
 

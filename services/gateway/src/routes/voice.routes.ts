@@ -29,7 +29,7 @@ export const voiceRoutes = [
     operationId: 'synthesizeSpeech',
     summary: 'Speak text',
     description:
-      'Turns `text` (at most Voice:MaxCharactersPerRequest characters) into speech in Voice:OutputFormat with `voiceId` (default Voice:DefaultVoiceId) and streams the audio as the provider sends it; X-Hangar-Characters and X-Hangar-Cost say what it is priced at (Pricing:Voice). 404 while no speech provider is configured; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.',
+      'Turns `text` (at most Voice:MaxCharactersPerRequest characters) into speech in Voice:OutputFormat with `voiceId` (default Voice:DefaultVoiceId) and streams the audio as the provider sends it; X-Hangar-Characters and X-Hangar-Cost say what it is priced at (Pricing:Voice). 404 while no speech provider is configured; 429 while Voice:MaxConcurrentRequests requests are with the provider or a Cost quota rule for every agent of the tenant is used up (what it costs counts toward them); 503 when it fails.',
     tag: 'Voice',
     auth: { role: 'Operator', scope: 'RunsWrite' },
     body: z
@@ -51,7 +51,9 @@ export const voiceRoutes = [
       },
       400: problemResponse('No text, more than Voice:MaxCharactersPerRequest characters, no voice, or a request the provider refused'),
       404: problemResponse('No speech provider or no Voice:SynthesisModelId is configured'),
-      429: problemResponse('Voice:MaxConcurrentRequests requests are with the provider; retry shortly'),
+      429: problemResponse(
+        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+      ),
       503: problemResponse('The speech provider failed'),
     },
     async handler({ body, caller, response, signal }, { voice }) {
@@ -88,7 +90,7 @@ export const voiceRoutes = [
     operationId: 'transcribeSpeech',
     summary: 'Transcribe speech',
     description:
-      'Turns an audio file sent as multipart/form-data (part `file`, at most Attachments:MaxBytes, its type decided by its signature) into text with Voice:TranscriptionModelId, priced per minute of audio (Pricing:Voice). 404 while no speech provider is configured; 415 for a file that is no audio; 429 while Voice:MaxConcurrentRequests requests are with the provider; 503 when it fails.',
+      'Turns an audio file sent as multipart/form-data (part `file`, at most Attachments:MaxBytes, its type decided by its signature) into text with Voice:TranscriptionModelId, priced per minute of audio (Pricing:Voice). 404 while no speech provider is configured; 415 for a file that is no audio; 429 while Voice:MaxConcurrentRequests requests are with the provider or a Cost quota rule for every agent of the tenant is used up (what it costs counts toward them); 503 when it fails.',
     tag: 'Voice',
     auth: { role: 'Operator', scope: 'RunsWrite' },
     query: z.object({
@@ -105,7 +107,9 @@ export const voiceRoutes = [
       404: problemResponse('No speech provider or no Voice:TranscriptionModelId is configured'),
       413: problemResponse('Larger than Attachments:MaxBytes'),
       415: problemResponse('Not multipart/form-data, or a file whose signature is no audio'),
-      429: problemResponse('Voice:MaxConcurrentRequests requests are with the provider; retry shortly'),
+      429: problemResponse(
+        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+      ),
       503: problemResponse('The speech provider failed'),
     },
     async handler({ query, caller, request, signal }, { voice }) {

@@ -17,6 +17,7 @@ import type {
   AuditWriter,
   SessionGateway,
   SkillGateway,
+  SpendQuotaGateway,
   TenantSettingsSource,
   ToolCatalog,
 } from './ports.js';
@@ -136,6 +137,15 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     const decision = await governance.admitRun({ agentName }, { caller });
     return { exceeded: decision.admitted ? undefined : decision.exceeded!, governed: decision.governed };
   };
+  const spendQuota: SpendQuotaGateway = {
+    async admit(caller) {
+      const decision = await governance.admitSpend({}, { caller });
+      return decision.admitted ? undefined : decision.exceeded!;
+    },
+    async count(caller, { id, cost, at }) {
+      await governance.countSpend({ id, cost, at: at.toISOString() }, { caller });
+    },
+  };
   const tenantSettings: TenantSettingsSource = async (caller) => {
     const { tenant } = await governance.getTenant(
       { id: caller.tenantId },
@@ -213,6 +223,7 @@ export function createServiceClients(addressOf: (name: ServiceName) => string, c
     skills,
     audit,
     admitRun,
+    spendQuota,
     tenantSettings,
     toolCatalog,
     toolServers,

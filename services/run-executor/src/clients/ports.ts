@@ -45,6 +45,14 @@ export interface ExceededQuota {
 /** Governance's quota admission: undefined admits the run, a rule refuses it. */
 export type QuotaAdmission = (caller: Caller, agentName: string) => Promise<ExceededQuota | undefined>;
 
+/** Governance's quotas for spend outside any run (an image generation, speech, a transcription). */
+export interface SpendQuotaGateway {
+  /** The used-up Cost rule for every agent of the tenant, if any. */
+  admit(caller: Caller): Promise<ExceededQuota | undefined>;
+  /** Counts the spend once per id (a UUID). */
+  count(caller: Caller, spend: { id: string; cost: number; at: Date }): Promise<void>;
+}
+
 export interface PromptEstimate {
   estimatedPromptTokens: number;
   contextWindowTokens: number | null;

@@ -6,7 +6,7 @@ import type { ImageService } from './image.service.js';
 export function imageGrpc(images: ImageService): pb.ImageServiceImplementation<CallerContext> {
   return {
     async generateImages(request, { caller, signal }) {
-      const generated = await images.generate(
+      const generated = await images.generateOnRequest(
         caller,
         { prompt: request.prompt, size: request.size, count: request.n, sessionId: request.sessionId },
         signal,

@@ -1,5 +1,5 @@
 import { HangarError, type Caller, type HangarConfig, type Logger } from '@hangar/platform';
-import type { QuotaAdmission } from '../clients/ports.js';
+import type { ExceededQuota, QuotaAdmission } from '../clients/ports.js';
 
 export interface AdmissionDeps {
   admitRun: QuotaAdmission;
@@ -25,14 +25,18 @@ export function createAdmission(deps: AdmissionDeps) {
       deps.logger.warn({ err: (error as Error).message }, 'quota store unavailable; run admitted (Quotas:AllowOnStoreFailure)');
       return;
     }
-    if (!exceeded) return;
-    throw new HangarError(
-      'tooManyRequests',
-      `quota "${exceeded.name}" is used up (${exceeded.used} of ${exceeded.limit} ${exceeded.metric.toLowerCase()} per ${exceeded.period.toLowerCase()})`,
-      { quota: exceeded.name, limit: exceeded.limit, used: exceeded.used, resetsAt: exceeded.resetsAt },
-      'quota_exceeded',
-    );
+    if (exceeded) throw quotaExceeded(exceeded);
   };
+}
+
+/** The 429 of a used-up rule (API.md: `quota`, `limit`, `used`, `resetsAt`; the gateway adds `Retry-After`). */
+export function quotaExceeded(exceeded: ExceededQuota): HangarError {
+  return new HangarError(
+    'tooManyRequests',
+    `quota "${exceeded.name}" is used up (${exceeded.used} of ${exceeded.limit} ${exceeded.metric.toLowerCase()} per ${exceeded.period.toLowerCase()})`,
+    { quota: exceeded.name, limit: exceeded.limit, used: exceeded.used, resetsAt: exceeded.resetsAt },
+    'quota_exceeded',
+  );
 }
 
 export type Admission = ReturnType<typeof createAdmission>;

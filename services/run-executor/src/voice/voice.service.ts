@@ -2,6 +2,7 @@ import { HangarError, notFound, validationError, type AuditWriter, type Caller, 
 import { readAudioFile } from './audio-file.js';
 import type { SpeechProvider } from './speech-provider.js';
 import { synthesisCharge, transcriptionCharge, type SpeechCharge } from './speech-pricing.js';
+import type { SpendQuota } from '../spend/spend-quota.js';
 
 const VOICE_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 const LANGUAGE = /^[a-z]{2,3}$/;
@@ -40,6 +41,8 @@ export function createVoiceService(deps: {
   provider: SpeechProvider | undefined;
   /** Never throws (auditOrLog). */
   audit: AuditWriter;
+  /** Speech and transcriptions are spend outside any run: admitted and counted by the tenant's quotas. */
+  spend: Pick<SpendQuota, 'admit' | 'count'>;
   settings: Pick<HangarConfig, 'Voice' | 'Pricing' | 'Attachments'>;
 }) {
   const { Voice, Pricing, Attachments } = deps.settings;
@@ -98,6 +101,7 @@ export function createVoiceService(deps: {
             : [{ path: 'voiceId', message: 'must be 1–128 letters, digits, _, . or -' }]),
       ];
       if (problems.length) throw validationError('the speech request is not valid', problems);
+      await deps.spend.admit(caller);
       const release = takeSlot(signal);
       let spoken: Awaited<ReturnType<SpeechProvider['synthesize']>>;
       try {
@@ -117,6 +121,7 @@ export function createVoiceService(deps: {
         resourceId: model,
         details: { provider: provider.name, voiceId, characters, ...charge },
       });
+      await deps.spend.count(caller, charge.cost);
       async function* audio(): AsyncGenerator<Buffer> {
         try {
           yield* spoken.audio;
@@ -143,6 +148,7 @@ export function createVoiceService(deps: {
         throw validationError('the transcription request is not valid', [
           { path: 'language', message: 'must be an ISO 639-1 code such as en' },
         ]);
+      await deps.spend.admit(caller);
       // Taken before the upload is read: the buffered uploads of a process are bounded by the slots too.
       const release = takeSlot(signal);
       let transcript: Awaited<ReturnType<SpeechProvider['transcribe']>>;
@@ -177,6 +183,7 @@ export function createVoiceService(deps: {
         resourceId: model,
         details: { provider: provider.name, durationSeconds, ...charge },
       });
+      await deps.spend.count(caller, charge.cost);
       return { text: transcript.text, language: transcript.language, durationSeconds, provider: provider.name, model, charge };
     },
   };

@@ -149,6 +149,28 @@ export interface AdmitRunRequest {
   agentName: string;
 }
 
+export interface AdmitSpendRequest {
+}
+
+export interface AdmitSpendResponse {
+  admitted: boolean;
+  /** Set when not admitted: the exhausted rule, with its usage and reset time. */
+  exceeded: QuotaRule | undefined;
+}
+
+export interface CountSpendRequest {
+  /** A UUID naming the spend: counted once however often it is sent. */
+  id: string;
+  /** In Pricing:Currency. */
+  cost: number;
+  at: string | undefined;
+}
+
+export interface CountSpendResponse {
+  /** False when this id was counted before. */
+  counted: boolean;
+}
+
 export interface AdmitRunResponse {
   admitted: boolean;
   /** Set when not admitted: the exhausted rule, with its usage and reset time. */
@@ -1841,6 +1863,252 @@ export const AdmitRunRequest: MessageFns<AdmitRunRequest> = {
   fromPartial(object: DeepPartial<AdmitRunRequest>): AdmitRunRequest {
     const message = createBaseAdmitRunRequest();
     message.agentName = object.agentName ?? "";
+    return message;
+  },
+};
+
+function createBaseAdmitSpendRequest(): AdmitSpendRequest {
+  return {};
+}
+
+export const AdmitSpendRequest: MessageFns<AdmitSpendRequest> = {
+  encode(_: AdmitSpendRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitSpendRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitSpendRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AdmitSpendRequest>): AdmitSpendRequest {
+    return AdmitSpendRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<AdmitSpendRequest>): AdmitSpendRequest {
+    const message = createBaseAdmitSpendRequest();
+    return message;
+  },
+};
+
+function createBaseAdmitSpendResponse(): AdmitSpendResponse {
+  return { admitted: false, exceeded: undefined };
+}
+
+export const AdmitSpendResponse: MessageFns<AdmitSpendResponse> = {
+  encode(message: AdmitSpendResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.admitted !== false) {
+      writer.uint32(8).bool(message.admitted);
+    }
+    if (message.exceeded !== undefined) {
+      QuotaRule.encode(message.exceeded, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitSpendResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitSpendResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.admitted = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.exceeded = QuotaRule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<AdmitSpendResponse>): AdmitSpendResponse {
+    return AdmitSpendResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AdmitSpendResponse>): AdmitSpendResponse {
+    const message = createBaseAdmitSpendResponse();
+    message.admitted = object.admitted ?? false;
+    message.exceeded = (object.exceeded !== undefined && object.exceeded !== null)
+      ? QuotaRule.fromPartial(object.exceeded)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCountSpendRequest(): CountSpendRequest {
+  return { id: "", cost: 0, at: undefined };
+}
+
+export const CountSpendRequest: MessageFns<CountSpendRequest> = {
+  encode(message: CountSpendRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.cost !== 0) {
+      writer.uint32(17).double(message.cost);
+    }
+    if (message.at !== undefined) {
+      Timestamp.encode(toTimestamp(message.at), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSpendRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSpendRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.cost = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.at = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CountSpendRequest>): CountSpendRequest {
+    return CountSpendRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSpendRequest>): CountSpendRequest {
+    const message = createBaseCountSpendRequest();
+    message.id = object.id ?? "";
+    message.cost = object.cost ?? 0;
+    message.at = object.at ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCountSpendResponse(): CountSpendResponse {
+  return { counted: false };
+}
+
+export const CountSpendResponse: MessageFns<CountSpendResponse> = {
+  encode(message: CountSpendResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.counted !== false) {
+      writer.uint32(8).bool(message.counted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSpendResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSpendResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.counted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CountSpendResponse>): CountSpendResponse {
+    return CountSpendResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSpendResponse>): CountSpendResponse {
+    const message = createBaseCountSpendResponse();
+    message.counted = object.counted ?? false;
     return message;
   },
 };
@@ -3854,6 +4122,27 @@ export const GovernanceServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * Spend outside any run (an image generation, speech, a transcription): whether it may happen now,
+     * which is while no Cost rule for every agent of the tenant is used up; the first such rule when not.
+     */
+    admitSpend: {
+      name: "AdmitSpend",
+      requestType: AdmitSpendRequest as typeof AdmitSpendRequest,
+      requestStream: false,
+      responseType: AdmitSpendResponse as typeof AdmitSpendResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Counts spend outside any run toward the tenant's Cost rules for every agent, once per id. */
+    countSpend: {
+      name: "CountSpend",
+      requestType: CountSpendRequest as typeof CountSpendRequest,
+      requestStream: false,
+      responseType: CountSpendResponse as typeof CountSpendResponse,
+      responseStream: false,
+      options: {},
+    },
     /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
     createApiKey: {
       name: "CreateApiKey",
@@ -3972,6 +4261,19 @@ export interface GovernanceServiceImplementation<CallContextExt = {}> {
   ): Promise<DeepPartial<DeleteQuotaRuleResponse>>;
   /** Whether a run of the agent may start now; the first exhausted rule when not. */
   admitRun(request: AdmitRunRequest, context: CallContext & CallContextExt): Promise<DeepPartial<AdmitRunResponse>>;
+  /**
+   * Spend outside any run (an image generation, speech, a transcription): whether it may happen now,
+   * which is while no Cost rule for every agent of the tenant is used up; the first such rule when not.
+   */
+  admitSpend(
+    request: AdmitSpendRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<AdmitSpendResponse>>;
+  /** Counts spend outside any run toward the tenant's Cost rules for every agent, once per id. */
+  countSpend(
+    request: CountSpendRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CountSpendResponse>>;
   /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
   createApiKey(
     request: CreateApiKeyRequest,
@@ -4044,6 +4346,19 @@ export interface GovernanceServiceClient<CallOptionsExt = {}> {
   ): Promise<DeleteQuotaRuleResponse>;
   /** Whether a run of the agent may start now; the first exhausted rule when not. */
   admitRun(request: DeepPartial<AdmitRunRequest>, options?: CallOptions & CallOptionsExt): Promise<AdmitRunResponse>;
+  /**
+   * Spend outside any run (an image generation, speech, a transcription): whether it may happen now,
+   * which is while no Cost rule for every agent of the tenant is used up; the first such rule when not.
+   */
+  admitSpend(
+    request: DeepPartial<AdmitSpendRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<AdmitSpendResponse>;
+  /** Counts spend outside any run toward the tenant's Cost rules for every agent, once per id. */
+  countSpend(
+    request: DeepPartial<CountSpendRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CountSpendResponse>;
   /** API keys of the tenant. The plaintext key leaves only in CreateApiKey's answer; the store keeps its SHA-256. */
   createApiKey(
     request: DeepPartial<CreateApiKeyRequest>,
