@@ -215,7 +215,7 @@ describe('image generation under quotas', () => {
     ((await priced.request('GET', '/api/quotas', { headers: initech })).body as any[]).find((rule) => rule.name === name)?.used;
 
   it('counts what a generation cost toward the tenant’s Cost rules for every agent, and refuses more once one is used up', async () => {
-    // Neither an agent's Cost rule nor a used-up Runs rule is about images.
+    // Neither an agent's Cost rule nor a Runs rule counts images (a used-up one of either refusing none is governance's test).
     expect((await putRule('artist-spend', { metric: 'Cost', period: 'Day', limit: 0.01, agentName: 'artist' })).status).toBe(201);
     expect((await putRule('no-runs', { metric: 'Runs', period: 'Day', limit: 1 })).status).toBe(201);
     expect((await putRule('spend', { metric: 'Cost', period: 'Day', limit: 0.1 })).status).toBe(201);

@@ -312,6 +312,8 @@ describe('speech under quotas', () => {
     expectProblem(refused, 429, 'quota_exceeded');
     expect(refused.body).toMatchObject({ quota: 'speech', limit: 0.001 });
     expectProblem(await transcribe(eleven, first.bytes, { headers: initech }), 429, 'quota_exceeded');
+    // A file that is no audio is still the caller's error first.
+    expectProblem(await transcribe(eleven, Buffer.alloc(0), { headers: initech }), 400, 'validation_failed');
     expect(mock.requests).toHaveLength(asked);
     expect((await speak(eleven, { text: SAID })).status).toBe(200);
   });

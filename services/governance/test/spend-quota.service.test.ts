@@ -55,6 +55,23 @@ describe.each(SQL_ENGINES)('quotas of spend outside any run on %s', (engine) => 
     // Runs of an agent see their own Cost rule only: spend without an agent is not theirs.
     expect(await service.admitRun(tenant, 'bot')).toEqual({ admitted: true, governed: true });
 
+    // Used-up rules of an agent or of another metric are not about spend without an agent.
+    await quotas.countEvents([
+      {
+        runId: '00000000-0000-4000-8000-00000000a0f1',
+        seq: 1,
+        tenantId: tenant.tenantId,
+        agentName: 'bot',
+        at: new Date(),
+        amounts: [
+          { metric: 'Cost', amount: 0.02 },
+          { metric: 'Tokens', amount: 5 },
+        ],
+      },
+    ]);
+    expect(await usedOf('bot-spend')).toBeCloseTo(0.02);
+    expect(await usedOf('tokens')).toBe(5);
+    expect(await service.admitRun(tenant, 'bot')).toMatchObject({ admitted: false });
     expect(await service.admitSpend(tenant)).toEqual({ admitted: true });
     await service.countSpend(tenant, { ...spend, id: '00000000-0000-4000-8000-00000000a002', cost: 0.4 });
     const refused = await service.admitSpend(tenant);

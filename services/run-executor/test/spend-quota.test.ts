@@ -35,7 +35,8 @@ describe('quotas of spend outside any run', () => {
   });
 
   it('does not ask while Quotas:Enabled is false', async () => {
-    expect(await spendQuota({}, { Enabled: false }).spend.admit(CALLER)).toBeUndefined();
+    // Strict, with no store failure allowed: a call to the gateway would be thrown, not admitted.
+    expect(await spendQuota({}, { Enabled: false, AllowOnStoreFailure: false }).spend.admit(CALLER)).toBeUndefined();
   });
 
   it('admits when governance cannot answer, unless Quotas:AllowOnStoreFailure is false', async () => {

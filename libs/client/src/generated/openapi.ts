@@ -11631,7 +11631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
+            /** @description A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11761,7 +11761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
+            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */
@@ -11915,7 +11915,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After) */
+            /** @description Voice:MaxConcurrentRequests requests are with the provider (retry shortly), a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited) */
             429: {
                 headers: {
                     /** @description Requests allowed per window (RateLimit:PermitLimit) */

@@ -42,7 +42,7 @@ export const imageRoutes = [
       403: problemResponse('The host’s run authorization refused the upload'),
       404: problemResponse('Image generation is off (Images:Enabled false)'),
       429: problemResponse(
-        'A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+        'A Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited)',
       ),
       503: problemResponse('The image provider failed'),
     },

@@ -52,7 +52,7 @@ export const voiceRoutes = [
       400: problemResponse('No text, more than Voice:MaxCharactersPerRequest characters, no voice, or a request the provider refused'),
       404: problemResponse('No speech provider or no Voice:SynthesisModelId is configured'),
       429: problemResponse(
-        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited)',
       ),
       503: problemResponse('The speech provider failed'),
     },
@@ -108,7 +108,7 @@ export const voiceRoutes = [
       413: problemResponse('Larger than Attachments:MaxBytes'),
       415: problemResponse('Not multipart/form-data, or a file whose signature is no audio'),
       429: problemResponse(
-        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), or a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After)',
+        'Voice:MaxConcurrentRequests requests are with the provider (retry shortly), a Cost quota rule for every agent of the tenant is used up (`quota`, `limit`, `used`, `resetsAt`, Retry-After), or over the rate limit (rate_limited)',
       ),
       503: problemResponse('The speech provider failed'),
     },

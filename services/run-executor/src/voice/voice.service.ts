@@ -148,7 +148,6 @@ export function createVoiceService(deps: {
         throw validationError('the transcription request is not valid', [
           { path: 'language', message: 'must be an ISO 639-1 code such as en' },
         ]);
-      await deps.spend.admit(caller);
       // Taken before the upload is read: the buffered uploads of a process are bounded by the slots too.
       const release = takeSlot(signal);
       let transcript: Awaited<ReturnType<SpeechProvider['transcribe']>>;
@@ -165,6 +164,8 @@ export function createVoiceService(deps: {
         const bytes = Buffer.concat(chunks);
         if (!bytes.length) throw validationError('the transcription request is not valid', [{ path: 'file', message: 'is empty' }]);
         file = await readAudioFile(bytes);
+        // A file found to be audio, and only then: a request that is not valid is told so whatever the quotas say.
+        await deps.spend.admit(caller);
         transcript = await provider.transcribe(
           // Named by what it is: OpenAI's API reads the format from the name's extension.
           { audio: bytes, fileName: `audio.${file.extension}`, mediaType: file.mediaType, modelId: model, language: request.language },
