@@ -14,23 +14,35 @@ export interface AdmissionDeps {
  * passes here; a child run is part of its root's admission.
  */
 export function createAdmission(deps: AdmissionDeps) {
-  const { Quotas } = deps.settings;
   return async function admit(caller: Caller, agentName: string): Promise<void> {
-    if (!Quotas.Enabled) return;
-    let exceeded;
-    try {
-      exceeded = await deps.admitRun(caller, agentName);
-    } catch (error) {
-      if (!Quotas.AllowOnStoreFailure) throw error;
-      deps.logger.warn({ err: (error as Error).message }, 'quota store unavailable; run admitted (Quotas:AllowOnStoreFailure)');
-      return;
-    }
-    if (exceeded) throw quotaExceeded(exceeded);
+    await admitUnderQuotas(deps.settings.Quotas, deps.logger, 'run', () => deps.admitRun(caller, agentName));
   };
 }
 
+/**
+ * Asks governance while `Quotas:Enabled`; a used-up rule is thrown as 429, and when governance
+ * cannot answer `Quotas:AllowOnStoreFailure` decides (a run, or spend outside any run).
+ */
+export async function admitUnderQuotas(
+  quotas: HangarConfig['Quotas'],
+  logger: Logger,
+  what: 'run' | 'spend',
+  ask: () => Promise<ExceededQuota | undefined>,
+): Promise<void> {
+  if (!quotas.Enabled) return;
+  let exceeded;
+  try {
+    exceeded = await ask();
+  } catch (error) {
+    if (!quotas.AllowOnStoreFailure) throw error;
+    logger.warn({ err: (error as Error).message }, `quota store unavailable; ${what} admitted (Quotas:AllowOnStoreFailure)`);
+    return;
+  }
+  if (exceeded) throw quotaExceeded(exceeded);
+}
+
 /** The 429 of a used-up rule (API.md: `quota`, `limit`, `used`, `resetsAt`; the gateway adds `Retry-After`). */
-export function quotaExceeded(exceeded: ExceededQuota): HangarError {
+function quotaExceeded(exceeded: ExceededQuota): HangarError {
   return new HangarError(
     'tooManyRequests',
     `quota "${exceeded.name}" is used up (${exceeded.used} of ${exceeded.limit} ${exceeded.metric.toLowerCase()} per ${exceeded.period.toLowerCase()})`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller, HangarConfig, Logger } from '@hangar/platform';
 import type { SpendQuotaGateway } from '../clients/ports.js';
 import { retryWhileUnavailable } from '../recording.js';
-import { quotaExceeded } from '../runs/admission.js';
+import { admitUnderQuotas } from '../runs/admission.js';
 
 export interface SpendQuotaDeps {
   gateway: SpendQuotaGateway;
@@ -20,18 +20,7 @@ export interface SpendQuotaDeps {
 export function createSpendQuota(deps: SpendQuotaDeps) {
   const { Quotas } = deps.settings;
   return {
-    async admit(caller: Caller): Promise<void> {
-      if (!Quotas.Enabled) return;
-      let exceeded;
-      try {
-        exceeded = await deps.gateway.admit(caller);
-      } catch (error) {
-        if (!Quotas.AllowOnStoreFailure) throw error;
-        deps.logger.warn({ err: (error as Error).message }, 'quota store unavailable; spend admitted (Quotas:AllowOnStoreFailure)');
-        return;
-      }
-      if (exceeded) throw quotaExceeded(exceeded);
-    },
+    admit: (caller: Caller): Promise<void> => admitUnderQuotas(Quotas, deps.logger, 'spend', () => deps.gateway.admit(caller)),
 
     /**
      * Counts what was paid for (no price: nothing to count), as run usage is counted whether or not
