@@ -36,7 +36,7 @@ function amountsOf(event: RunEventEnvelope): Array<{ metric: QuotaMetric; amount
  * The agent name usage outside any run is kept under: no agent's (names are never empty), so only
  * the rules for every agent of the tenant sum it.
  */
-export const SPEND_WITHOUT_AGENT = '';
+const SPEND_WITHOUT_AGENT = '';
 
 type IdempotencyTarget = { scope: string; key: string };
 
@@ -60,6 +60,16 @@ export function createGovernanceService(deps: {
     const window = quotaWindow(rule.period, timeZone, now);
     const used = await deps.quotas.used(tenantId, rule.metric, rule.agentName, window.start, window.end);
     return { ...rule, used, windowStart: window.start.toISOString(), resetsAt: window.end.toISOString() };
+  }
+
+  /** The first of the rules whose current window is used up, if any (an admission's answer). */
+  async function firstUsedUp(tenantId: string, rules: QuotaRuleRow[]): Promise<QuotaStatus | undefined> {
+    const now = new Date();
+    for (const rule of rules) {
+      const status = await statusOf(tenantId, rule, now);
+      if (status.used >= status.limit) return status;
+    }
+    return undefined;
   }
 
   const target = (caller: Caller, { scope, key }: IdempotencyTarget) => {
@@ -134,13 +144,9 @@ export function createGovernanceService(deps: {
       agentName: string,
     ): Promise<{ admitted: true; governed: boolean } | { admitted: false; governed: true; exceeded: QuotaStatus }> {
       if (!deps.quotaSettings.enabled) return { admitted: true, governed: false };
-      const now = new Date();
       const rules = await deps.quotas.rules(caller.tenantId, agentName);
-      for (const rule of rules) {
-        const status = await statusOf(caller.tenantId, rule, now);
-        if (status.used >= status.limit) return { admitted: false, governed: true, exceeded: status };
-      }
-      return { admitted: true, governed: rules.length > 0 };
+      const exceeded = await firstUsedUp(caller.tenantId, rules);
+      return exceeded ? { admitted: false, governed: true, exceeded } : { admitted: true, governed: rules.length > 0 };
     },
 
     /**
@@ -149,13 +155,9 @@ export function createGovernanceService(deps: {
      */
     async admitSpend(caller: Caller): Promise<{ admitted: true } | { admitted: false; exceeded: QuotaStatus }> {
       if (!deps.quotaSettings.enabled) return { admitted: true };
-      const now = new Date();
       const rules = (await deps.quotas.rules(caller.tenantId)).filter((rule) => rule.agentName === null && rule.metric === 'Cost');
-      for (const rule of rules) {
-        const status = await statusOf(caller.tenantId, rule, now);
-        if (status.used >= status.limit) return { admitted: false, exceeded: status };
-      }
-      return { admitted: true };
+      const exceeded = await firstUsedUp(caller.tenantId, rules);
+      return exceeded ? { admitted: false, exceeded } : { admitted: true };
     },
 
     /** Counts spend outside any run toward the tenant's Cost rules for every agent, once per id; answers whether it was counted now. */

@@ -52,8 +52,13 @@ export function createImageService(deps: {
     return { generator: deps.generator, count };
   }
 
-  async function draw(caller: Caller, request: ImageRequest, signal: AbortSignal, spentOnItsOwn: boolean): Promise<GeneratedImageSet> {
-    const { generator, count } = check(request);
+  async function draw(
+    caller: Caller,
+    request: ImageRequest,
+    { generator, count }: ReturnType<typeof check>,
+    signal: AbortSignal,
+    spentOnItsOwn: boolean,
+  ): Promise<GeneratedImageSet> {
     const generated = await generator({ prompt: request.prompt, count, size: request.size }, signal);
     const target = { provider: Images.Provider!, model: Images.Model! };
     const charge = imageCharge(Pricing, target, {
@@ -95,13 +100,13 @@ export function createImageService(deps: {
 
   return {
     /** An agent's drawing (its image tool): the charge goes to its run. */
-    generate: (caller: Caller, request: ImageRequest, signal: AbortSignal) => draw(caller, request, signal, false),
+    generate: (caller: Caller, request: ImageRequest, signal: AbortSignal) => draw(caller, request, check(request), signal, false),
 
     /** A generation asked for on its own (`POST /api/images/generate`): admitted and counted by the tenant's quotas. */
     async generateOnRequest(caller: Caller, request: ImageRequest, signal: AbortSignal): Promise<GeneratedImageSet> {
-      check(request);
+      const checked = check(request);
       await deps.spend.admit(caller);
-      return draw(caller, request, signal, true);
+      return draw(caller, request, checked, signal, true);
     },
   };
 }
