@@ -47,6 +47,8 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: await chromiumPath(), args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(10_000);
+  // A page load includes Chromium's first start and the bundle; on a loaded 2-core CI it can take longer than one click.
+  page.setDefaultNavigationTimeout(60_000);
   await page.goto(`${hangar.url}/console#/manage`);
   await page.getByLabel('Token', { exact: true }).fill(TEST_TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -15,7 +15,7 @@ export interface AdmissionDeps {
  */
 export function createAdmission(deps: AdmissionDeps) {
   return async function admit(caller: Caller, agentName: string): Promise<void> {
-    await admitUnderQuotas(deps.settings.Quotas, deps.logger, 'run', () => deps.admitRun(caller, agentName));
+    await admitUnderQuotas(deps.settings, deps.logger, 'run', () => deps.admitRun(caller, agentName));
   };
 }
 
@@ -24,17 +24,17 @@ export function createAdmission(deps: AdmissionDeps) {
  * cannot answer `Quotas:AllowOnStoreFailure` decides (a run, or spend outside any run).
  */
 export async function admitUnderQuotas(
-  quotas: HangarConfig['Quotas'],
+  settings: Pick<HangarConfig, 'Quotas'>,
   logger: Logger,
   what: 'run' | 'spend',
   ask: () => Promise<ExceededQuota | undefined>,
 ): Promise<void> {
-  if (!quotas.Enabled) return;
+  if (!settings.Quotas.Enabled) return;
   let exceeded;
   try {
     exceeded = await ask();
   } catch (error) {
-    if (!quotas.AllowOnStoreFailure) throw error;
+    if (!settings.Quotas.AllowOnStoreFailure) throw error;
     logger.warn({ err: (error as Error).message }, `quota store unavailable; ${what} admitted (Quotas:AllowOnStoreFailure)`);
     return;
   }

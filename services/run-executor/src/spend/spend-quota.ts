@@ -18,9 +18,8 @@ export interface SpendQuotaDeps {
  * tool is not this: its images are part of its run's cost, which the run's end counts.
  */
 export function createSpendQuota(deps: SpendQuotaDeps) {
-  const { Quotas } = deps.settings;
   return {
-    admit: (caller: Caller): Promise<void> => admitUnderQuotas(Quotas, deps.logger, 'spend', () => deps.gateway.admit(caller)),
+    admit: (caller: Caller): Promise<void> => admitUnderQuotas(deps.settings, deps.logger, 'spend', () => deps.gateway.admit(caller)),
 
     /**
      * Counts what was paid for (no price: nothing to count), as run usage is counted whether or not
