@@ -20,7 +20,19 @@ let receiver: WebhookReceiver;
 let browser: Browser;
 let page: Page;
 
-const KINDS = ['API keys', 'Webhooks', 'Skills', 'Skill script grants', 'Schedules', 'Tool servers', 'Knowledge', 'Tenants'];
+const KINDS = [
+  'API keys',
+  'Webhooks',
+  'Skills',
+  'Skill script grants',
+  'Schedules',
+  'Tool servers',
+  'Knowledge',
+  'Workflows',
+  'Eval suites',
+  'Experiments',
+  'Tenants',
+];
 const screenshot = (name: string) => page.screenshot({ path: join(CONSOLE_SCREENSHOTS, `${name}.png`), fullPage: true });
 const editor = (title: string) => page.getByRole('form', { name: title });
 /** Types a JSON body (and a name) into an editor form and saves it. */
@@ -139,5 +151,91 @@ describe('the console’s Manage pages', () => {
     await page.getByRole('heading', { name: 'Schedules', exact: true }).waitFor();
     await page.getByText('No schedule yet.').waitFor();
     expect((await hangar.request('GET', '/api/schedules/mornings')).status).toBe(404);
+  });
+
+  it('runs a workflow from its page, and answers its question on the run’s page', async () => {
+    await page.goto(`${hangar.url}/console#/manage/workflows`);
+    const steps = [
+      { id: 'draft', kind: 'agent', agent: 'echoer' },
+      { id: 'review', kind: 'input', prompt: 'Publish this draft?' },
+    ];
+    await save('New workflow', { steps, edges: [{ from: 'draft', to: 'review' }] }, 'reviewed');
+    await page.getByRole('link', { name: 'reviewed' }).click();
+    const run = editor('Run');
+    await run.getByLabel('Body (JSON)').fill(JSON.stringify({ input: 'a launch note' }));
+    await run.getByRole('button', { name: 'Run', exact: true }).click();
+    await run.getByRole('link', { name: 'Follow the workflow run' }).click();
+    const question = page.getByRole('region', { name: 'Waiting for a person' }).getByRole('form', { name: 'Question of step review' });
+    await expect.poll(() => question.textContent(), { timeout: 20_000 }).toContain('Publish this draft?');
+    await screenshot('workflow-question');
+    expect(await page.getByRole('link', { name: 'reviewed', exact: true }).getAttribute('href')).toBe('#/manage/workflows/reviewed');
+    await question.getByLabel('Answer').fill('yes, publish');
+    await question.getByRole('button', { name: 'Answer' }).click();
+    const runId = decodeURIComponent(new URL(page.url()).hash.split('/').pop()!);
+    const ended = await eventually(async () => {
+      const workflowRun = (await hangar.request('GET', `/api/workflow-runs/${runId}`)).body;
+      return workflowRun.status === 'Completed' ? workflowRun : undefined;
+    }, 'the workflow run completed');
+    expect(ended.outputs).toMatchObject({ draft: 'Echo: a launch note', review: 'yes, publish' });
+    const [request] = (await hangar.request('GET', `/api/workflow-runs/${runId}/requests`)).body;
+    expect(request).toMatchObject({ status: 'Answered', answer: 'yes, publish' });
+  });
+
+  it('runs an eval suite from its page and lists the suite run with its pass rate', async () => {
+    await page.goto(`${hangar.url}/console#/manage/evals`);
+    await save(
+      'New eval suite',
+      {
+        cases: [
+          { input: 'ping', expected: 'Echo: ping' },
+          { input: 'pong', expected: 'no such answer' },
+        ],
+      },
+      'smoke',
+    );
+    await page.getByRole('link', { name: 'smoke' }).click();
+    const start = editor('Run the suite');
+    await start.getByLabel('Body (JSON)').fill(JSON.stringify({ agentName: 'echoer' }));
+    await start.getByRole('button', { name: 'Run the suite' }).click();
+    await expect.poll(() => start.getByTestId('answer').textContent()).toMatch(/"id": "[0-9a-f-]{36}"/);
+    const { id } = JSON.parse((await start.getByTestId('answer').textContent())!);
+    await eventually(
+      async () => ((await hangar.request('GET', `/api/eval-runs/${id}`)).body.status === 'Completed' ? true : undefined),
+      'the suite run',
+    );
+    await page.reload();
+    const runs = page.getByRole('table', { name: 'Suite runs' });
+    await expect.poll(() => runs.textContent()).toContain('Completed');
+    expect(await runs.textContent()).toContain('2 of 2');
+    expect(await runs.textContent()).toContain('50 %');
+  });
+
+  it('starts an experiment over two versions, shows its results per variant, and stops it', async () => {
+    const next = await hangar.request('PUT', '/api/agents/echoer', {
+      body: { name: 'echoer', model: { provider: 'demo', model: 'echo' }, instructions: 'Echo it.' },
+    });
+    expect(next.status).toBe(200);
+    await page.goto(`${hangar.url}/console#/manage/experiments`);
+    await save(
+      'New experiment',
+      {
+        agentName: 'echoer',
+        variants: [
+          { version: 1, weight: 1 },
+          { version: 2, weight: 1 },
+        ],
+      },
+      'split',
+    );
+    await page.getByRole('link', { name: 'split' }).click();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('"status":"Running"');
+    expect((await hangar.request('POST', '/api/agents/echoer/run', { body: { message: 'hi' } })).status).toBe(200);
+    await page.reload();
+    const variants = page.getByRole('table', { name: 'Results per variant' });
+    await expect.poll(() => variants.locator('tbody tr').count()).toBe(2);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('"status":"Stopped"');
+    expect((await hangar.request('GET', '/api/experiments/split')).body.status).toBe('Stopped');
   });
 });

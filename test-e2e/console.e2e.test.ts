@@ -40,6 +40,7 @@ beforeAll(async () => {
     overrides: {
       Hangar: { Api: { Prefix: PREFIX } },
       Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: mock.url } },
+      Approvals: { RequiredTools: ['clock'] },
     },
   });
   browser = await chromium.launch({ executablePath: await chromiumPath(), args: ['--no-sandbox'] });
@@ -257,6 +258,35 @@ describe('the web console', () => {
     const events = page.getByRole('list', { name: 'Run events' });
     await expect.poll(() => events.textContent(), { timeout: 10_000 }).toContain('run.canceled');
     expect((await hangar.request('GET', `/api/runs/${runId}`)).body.status).toBe('Canceled');
+  });
+
+  it('shows a tool call waiting for approval on the run page; approving it there lets the run go on', async () => {
+    const timekeeper = await hangar.request('POST', '/api/agents', {
+      body: { name: 'console-timekeeper', model: { provider: 'demo', model: 'echo' }, tools: ['clock'] },
+    });
+    expect(timekeeper.status).toBe(201);
+    const started = await hangar.request('POST', '/api/agents/console-timekeeper/run', {
+      body: { message: 'what time is it?' },
+      headers: { Prefer: 'respond-async' },
+    });
+    expect(started.status).toBe(202);
+    const runId = started.body.runId as string;
+    await page.goto(console_(`#/runs/${runId}`));
+    const waiting = page.getByRole('region', { name: 'Waiting for a person' });
+    const card = waiting.getByLabel('Approval of clock');
+    await card.waitFor();
+    await screenshot('run-approval');
+    await card.getByLabel('Comment').fill('fine by me');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await eventually(
+      async () => ((await hangar.request('GET', `/api/runs/${runId}`)).body.status === 'Completed' ? true : undefined),
+      'the run completed',
+    );
+    const [approval] = (await hangar.request('GET', `/api/runs/${runId}/approvals`)).body;
+    expect(approval).toMatchObject({ status: 'Approved', comment: 'fine by me' });
+    await expect.poll(() => page.getByRole('list', { name: 'Run events' }).textContent()).toContain('run.completed');
+    // Nothing waits any more, so the section is gone.
+    await expect.poll(() => waiting.count()).toBe(0);
   });
 
   it('shows two versions side by side, and rolls back to the first as a new version', async () => {

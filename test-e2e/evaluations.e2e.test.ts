@@ -83,6 +83,8 @@ beforeAll(async () => {
     usage: { prompt: 40, completion: 10 },
   }));
   mock.script('mute-judge', () => ({ text: 'I would rather not say.' }));
+  // A student who never finishes an answer: only a cancel ends its cases.
+  mock.script('dawdler', () => ({ delayMs: 60_000, then: { text: 'too late' } }));
   hangar = await startHangar({
     modules: allInOneModules(),
     overrides: {
@@ -98,6 +100,7 @@ beforeAll(async () => {
     ['student', 'student-v1'],
     ['judge', 'judge'],
     ['mute-judge', 'mute-judge'],
+    ['dawdler', 'dawdler'],
   ]) {
     const created = await hangar.request('POST', '/api/agents', { body: { name, model: { provider: 'mock', model } }, headers: acme });
     expect(created.status, created.text).toBe(201);
@@ -238,5 +241,40 @@ describe('eval suites', () => {
     expect(run.summary).toMatchObject({ cases: 1, failed: 1, errored: 1, passRate: 0 });
     expect(run.results[0]).toMatchObject({ status: 'Error', output: 'Rome is the capital of Italy.' });
     expect(run.results[0].error).toContain('gave no score');
+  });
+
+  it('cancels a running suite run: its case runs are canceled, no case starts after, and the summary is of the cases done', async () => {
+    const cases = Array.from({ length: 6 }, (_, index) => ({ input: `question ${index + 1}`, expected: 'an answer' }));
+    expect((await putSuite('slow', { cases })).status).toBe(201);
+    const { id } = (await startRun('slow', { agentName: 'dawdler' })).body;
+    const asked = () => mock.requests.filter((request) => request.model === 'dawdler').length;
+    // Four cases at a time: four case runs wait on the model.
+    await eventually(() => (asked() === 4 ? true : undefined), 'four cases under way', 30_000);
+    const cancel = (runId: string, headers = acme) => hangar.request('POST', `/api/eval-runs/${runId}/cancel`, { headers });
+    expectProblem(await cancel(id, globex), 404, 'not_found');
+
+    const canceled = await cancel(id);
+    expect(canceled.status, canceled.text).toBe(200);
+    expect(canceled.body).toMatchObject({
+      id,
+      status: 'Canceled',
+      casesDone: 0,
+      summary: { cases: 6, passed: 0 },
+      completedAt: expect.any(String),
+    });
+    const caseRuns = async () => (await hangar.request('GET', '/api/runs?agentName=dawdler&kind=Evaluation', { headers: acme })).body;
+    await eventually(async () => {
+      const runs = await caseRuns();
+      return runs.length === 4 && runs.every((run: any) => run.status === 'Canceled') ? true : undefined;
+    }, 'the case runs canceled');
+    // Again: the same answer. Nothing more was asked of the model, and no result was kept.
+    expect((await cancel(id)).body).toMatchObject({ status: 'Canceled' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(asked()).toBe(4);
+    const after = (await hangar.request('GET', `/api/eval-runs/${id}`, { headers: acme })).body;
+    expect(after).toMatchObject({ status: 'Canceled', casesDone: 0, results: [] });
+
+    const done = await completed((await startRun('mute', { agentName: 'student' })).body.id);
+    expectProblem(await cancel(done.id), 409, 'conflict');
   });
 });

@@ -1,5 +1,5 @@
 import { allInOneModules } from '@hangar/all-in-one';
-import { startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
+import { eventually, startHangar, startMockOpenAI, TEST_TOKEN, type HangarUnderTest, type MockOpenAI } from '@hangar/testing';
 import { expectProblem } from '@hangar/testing/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -242,5 +242,27 @@ describe('image generation under quotas', () => {
     // Bad input is still 400 first; another tenant draws on.
     expectProblem(await generate(priced, { prompt: 'a square', n: 9 }, initech), 400, 'validation_failed');
     expect((await generate(priced, { prompt: 'a square' }, globex)).status).toBe(200);
+  });
+
+  it('counts the images an agent’s tool drew once, as part of its run’s cost', async () => {
+    const hooli = { 'x-hangar-tenant': 'hooli' };
+    for (const [name, body] of [
+      ['hooli-spend', { metric: 'Cost', period: 'Day', limit: 10 }],
+      ['hooli-tokens', { metric: 'Tokens', period: 'Day', limit: 1_000_000 }],
+    ] as const)
+      expect((await priced.request('PUT', `/api/quotas/${name}`, { body, headers: hooli })).status).toBe(201);
+    const artist = await priced.request('POST', '/api/agents', {
+      body: { name: 'artist', model: { provider: 'mock', model: 'artist' }, tools: ['generate_image'] },
+      headers: hooli,
+    });
+    expect(artist.status, artist.text).toBe(201);
+    const answer = await priced.request('POST', '/api/agents/artist/run', { body: { message: 'draw me a cat' }, headers: hooli });
+    expect(answer.status, answer.text).toBe(200);
+    const used = async (name: string) =>
+      ((await priced.request('GET', '/api/quotas', { headers: hooli })).body as any[]).find((rule) => rule.name === name).used;
+    // The run's tokens and cost are counted together, from its end; the tool's image counted on
+    // its own would have come before them.
+    await eventually(async () => ((await used('hooli-tokens')) > 0 ? true : undefined), 'the run counted');
+    expect(await used('hooli-spend')).toBeCloseTo(0.06, 10);
   });
 });

@@ -95,6 +95,8 @@ beforeAll(async () => {
   const overrides = (conversation: Record<string, unknown>) => ({
     Tenancy: { Enabled: true, AllowHeaderResolution: true },
     Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: models.url, ApiKey: 'sk-models' } },
+    Quotas: { Enabled: true },
+    Pricing: { Voice: { ElevenLabs: { scribe_v1: { PerMillionCharacters: null, PerMinute: 0.4 } } } },
     Voice: {
       Endpoint: speech.url,
       DefaultVoiceId: 'rachel',
@@ -309,6 +311,44 @@ describe('a voice conversation', () => {
     talk.socket.send(JSON.stringify({ type: 'end' }));
     expect(await talk.closed).toMatchObject({ code: 1000 });
     expect(talk.frames.filter((frame) => frame.type === 'turn_end').map((frame) => frame.turn)).toEqual([1, 2, 3]);
+  });
+
+  it('answers a turn over the tenant’s Cost quota with an error frame quota_exceeded, and goes on', async () => {
+    const initech = { 'x-hangar-tenant': 'initech' };
+    const agent = await hangar.request('POST', '/api/agents', {
+      body: { name: 'concierge', model: { provider: 'mock', model: 'concierge' } },
+      headers: initech,
+    });
+    expect(agent.status, agent.text).toBe(201);
+    const rule = await hangar.request('PUT', '/api/quotas/voice', {
+      body: { metric: 'Cost', period: 'Day', limit: 0.0001 },
+      headers: initech,
+    });
+    expect(rule.status, rule.text).toBe(201);
+    const said = await spokenAudio('book a table for two', { format: 'pcm' });
+    speech.hears(said, 'book a table for two');
+    const transcriptions = () => speech.requests.filter((request) => request.kind === 'transcription').length;
+    const talk = connect('concierge', { headers: { authorization: `Bearer ${TEST_TOKEN}`, ...initech } });
+    await talk.next('ready');
+
+    // The first transcription is admitted (nothing used yet) and paid for, which uses the rule up:
+    // the turn's run is refused.
+    talk.socket.send(said);
+    talk.socket.send(JSON.stringify({ type: 'commit' }));
+    expect(await talk.next('error', (frame) => frame.turn === 1)).toMatchObject({ errorType: 'quota_exceeded' });
+    expect(talk.frames.find((frame) => frame.type === 'transcript')).toMatchObject({ turn: 1, text: 'book a table for two' });
+    const used = (await hangar.request('GET', '/api/quotas', { headers: initech })).body[0].used;
+    expect(used).toBeGreaterThan(0.0001);
+
+    // The next is refused before the speech API hears it; the conversation is still open.
+    const heard = transcriptions();
+    talk.socket.send(said);
+    talk.socket.send(JSON.stringify({ type: 'commit' }));
+    expect(await talk.next('error', (frame) => frame.turn === 2)).toMatchObject({ errorType: 'quota_exceeded' });
+    expect(transcriptions()).toBe(heard);
+    expect(talk.frames.filter((frame) => frame.type === 'transcript' || frame.type === 'reply').map((frame) => frame.turn)).toEqual([1]);
+    talk.socket.send(JSON.stringify({ type: 'end' }));
+    expect(await talk.closed).toMatchObject({ code: 1000 });
   });
 
   it('refuses a handshake without credentials with 401 and a plain GET with 426', async () => {

@@ -1,4 +1,5 @@
 import type { HangarClient } from '@hangar/client';
+import { href } from './router.js';
 import { Status, formatTime, type Column } from './ui.js';
 
 /**
@@ -23,9 +24,18 @@ export interface ResourceKind {
     editable?: string[];
   };
   remove?: { label: string; send(client: HangarClient, key: string): Promise<unknown> };
-  actions?: { label: string; send(client: HangarClient, key: string): Promise<unknown> }[];
+  actions?: ResourceAction[];
   /** A list under one resource (a webhook's deliveries, a collection's documents). */
   related?: { title: string; list(client: HangarClient, key: string): Promise<any[]>; columns: Column[] };
+}
+
+/** A button on one resource's page; with `body` it is a JSON form whose body it sends. */
+export interface ResourceAction {
+  label: string;
+  body?: Record<string, unknown>;
+  send(client: HangarClient, key: string, body?: unknown): Promise<unknown>;
+  /** A link to the console page of what the answer names (a run it started). */
+  link?: { label: string; to(answer: any): string };
 }
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
@@ -209,6 +219,136 @@ export const RESOURCE_KINDS: ResourceKind[] = [
         { label: 'Type', value: (document) => document.mediaType },
         { label: 'Chunks', value: (document) => document.chunks },
         { label: 'Added', value: (document) => formatTime(document.createdAt) },
+      ],
+    },
+  },
+  {
+    path: 'workflows',
+    title: 'Workflows',
+    noun: 'workflow',
+    summary: 'Versioned graphs of agent, input and transform steps, run in checkpointed super steps.',
+    list: (client) => client.workflows.list(),
+    keyOf: (workflow) => workflow.name,
+    columns: [
+      { label: 'Name', value: (workflow) => workflow.name },
+      { label: 'Version', value: (workflow) => workflow.version },
+      { label: 'Steps', value: (workflow) => workflow.steps.length },
+      { label: 'Updated', value: (workflow) => formatTime(workflow.updatedAt) },
+    ],
+    get: (client, name) => client.workflows.get(name),
+    write: {
+      byName: true,
+      template: {
+        description: 'Draft, then a person approves',
+        steps: [
+          { id: 'draft', kind: 'agent', agent: 'an-agent' },
+          { id: 'review', kind: 'input', prompt: 'Publish this draft?' },
+        ],
+        edges: [{ from: 'draft', to: 'review' }],
+      },
+      send: (client, body, name) => client.workflows.put(name, body),
+      editable: ['description', 'steps', 'edges'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.workflows.delete(name) },
+    actions: [
+      {
+        label: 'Run',
+        body: { input: 'What the entry steps are given', parameters: {} },
+        send: (client, name, body) => client.workflows.run(name, body as any),
+        link: { label: 'Follow the workflow run', to: (answer) => href('runs', answer.workflowRunId) },
+      },
+    ],
+  },
+  {
+    path: 'evals',
+    title: 'Eval suites',
+    noun: 'eval suite',
+    summary: 'Cases with graders, run against an agent version; pass rate, score, cost and latency per suite run.',
+    list: (client) => client.evaluations.listEvalSuites(),
+    keyOf: (suite) => suite.name,
+    columns: [
+      { label: 'Name', value: (suite) => suite.name },
+      { label: 'Version', value: (suite) => suite.version },
+      { label: 'Description', value: (suite) => suite.description },
+      { label: 'Updated', value: (suite) => formatTime(suite.updatedAt) },
+    ],
+    get: (client, name) => client.evaluations.getEvalSuite(name),
+    write: {
+      byName: true,
+      template: {
+        description: 'Answers we must not lose',
+        cases: [{ input: 'What is the capital of France?', expected: 'Paris', graders: [{ kind: 'contains' }] }],
+      },
+      send: (client, body, name) => client.evaluations.putEvalSuite(name, body),
+      editable: ['description', 'cases'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.evaluations.deleteEvalSuite(name) },
+    actions: [
+      {
+        label: 'Run the suite',
+        body: { agentName: 'an-agent' },
+        send: (client, name, body) => client.evaluations.startEvalSuiteRun(name, body as any),
+      },
+    ],
+    related: {
+      title: 'Suite runs',
+      list: (client, name) => client.evaluations.listEvalSuiteRuns(name),
+      columns: [
+        { label: 'Agent', value: (run) => (run.agentVersion === null ? run.agentName : `${run.agentName} v${run.agentVersion}`) },
+        { label: 'Status', value: (run) => <Status status={run.status} /> },
+        { label: 'Cases', value: (run) => `${run.casesDone} of ${run.summary.cases}` },
+        { label: 'Pass rate', value: (run) => `${Math.round(run.summary.passRate * 100)} %` },
+        { label: 'Mean score', value: (run) => run.summary.meanScore.toFixed(2) },
+        { label: 'Started', value: (run) => formatTime(run.startedAt) },
+      ],
+    },
+  },
+  {
+    path: 'experiments',
+    title: 'Experiments',
+    noun: 'experiment',
+    summary: 'Versions of an agent sharing its runs by weight, or a canary rolled back on a low online score.',
+    list: (client) => client.experiments.list(),
+    keyOf: (experiment) => experiment.name,
+    columns: [
+      { label: 'Name', value: (experiment) => experiment.name },
+      { label: 'Agent', value: (experiment) => experiment.agentName },
+      { label: 'Status', value: (experiment) => <Status status={experiment.status} /> },
+      { label: 'Reason', value: (experiment) => experiment.reason ?? '—' },
+      { label: 'Started', value: (experiment) => formatTime(experiment.startedAt) },
+    ],
+    get: (client, name) => client.experiments.get(name),
+    write: {
+      byName: true,
+      template: {
+        agentName: 'an-agent',
+        variants: [
+          { version: 1, weight: 50 },
+          { version: 2, weight: 50 },
+        ],
+      },
+      send: (client, body, name) => client.experiments.put(name, body),
+      // A canary is replaced whole through the form for a new one: GET's null `canary` is no body field.
+      editable: ['agentName', 'variants'],
+    },
+    remove: { label: 'Delete', send: (client, name) => client.experiments.delete(name) },
+    actions: [
+      { label: 'Start', send: (client, name) => client.experiments.start(name) },
+      { label: 'Stop', send: (client, name) => client.experiments.stop(name) },
+    ],
+    related: {
+      title: 'Results per variant',
+      list: async (client, name) => (await client.experiments.getResults(name)).variants,
+      columns: [
+        { label: 'Version', value: (variant) => variant.version },
+        { label: 'Weight', value: (variant) => variant.weight },
+        { label: 'Runs', value: (variant) => `${variant.runs} (${variant.completed} completed, ${variant.failed} failed)` },
+        {
+          label: 'Mean score',
+          value: (variant) => (variant.meanScore === null ? '—' : `${variant.meanScore.toFixed(1)} of ${variant.scored}`),
+        },
+        { label: 'Cost', value: (variant) => variant.cost ?? '—' },
+        { label: 'Latency p50', value: (variant) => `${Math.round(variant.latencyMsP50)} ms` },
       ],
     },
   },

@@ -99,6 +99,9 @@ export function evaluationGrpc(
       const { run, results } = await evaluation.getRun(caller, id);
       return { run: runToProto(run), results: results.map(resultToProto) };
     },
+    async cancelSuiteRun({ id }, { caller }) {
+      return { run: runToProto(await evaluation.cancelRun(caller, id)) };
+    },
     async listSuiteRuns({ suite }, { caller }) {
       return { runs: (await evaluation.listRuns(caller, suite)).map(runToProto) };
     },

@@ -105,6 +105,27 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     expect((await repository.claimRuns('third', 30_000, 100)).map((other) => other.id)).not.toContain(run.id);
   });
 
+  it('cancels a queued run (never claimed) and a running one (its holder’s heartbeat and finish fail), of its tenant only, once', async () => {
+    const queued = await queue();
+    expect(await repository.cancelRun('globex', queued.id)).toBe(false);
+    expect(await repository.cancelRun('acme', queued.id)).toBe(true);
+    expect(await repository.cancelRun('acme', queued.id)).toBe(false);
+    expect((await repository.claimRuns('first', 30_000, 100)).map((other) => other.id)).not.toContain(queued.id);
+    expect((await repository.getRun('acme', queued.id))?.run).toMatchObject({ status: 'Canceled', casesDone: 0 });
+
+    const running = await queue();
+    await claimUntil(running.id, 'holder');
+    await repository.storeResult(running.id, 'acme', 0, result('a', 'Passed', 1));
+    expect(await repository.cancelRun('acme', running.id)).toBe(true);
+    expect(await repository.heartbeat(running.id, 'holder', 30_000)).toBe(false);
+    expect(await repository.finish(running.id, 'holder', 'Completed', aggregateOf([], 2), null)).toBe(false);
+    const found = (await repository.getRun('acme', running.id))?.run;
+    // The summary is that of the case done before the cancel.
+    expect(found).toMatchObject({ status: 'Canceled', casesDone: 1, aggregate: { cases: 2, passed: 1 } });
+    expect(found?.completedAt).toBeInstanceOf(Date);
+    expect((await repository.claimRuns('other', 30_000, 100)).map((other) => other.id)).not.toContain(running.id);
+  });
+
   it('gives a run back: at once when its holder stops, later and counted when it failed', async () => {
     const run = await queue();
     await claimUntil(run.id, 'first');

@@ -26,6 +26,10 @@ const suite: SuiteRecord = {
   updatedAt: new Date(),
 };
 
+const unexpected = (name: string) => () => {
+  throw new Error(`unexpected call of ${name}`);
+};
+
 const refusal = async (promise: Promise<unknown>) => {
   const error = await promise.then(
     () => undefined,
@@ -47,6 +51,7 @@ describe('evaluation service', () => {
       }),
       agents: strictFake<AgentVersions>('agents', {}),
       wake: () => {},
+      stopCanceled: unexpected('stopCanceled'),
     });
     await service.putSuite(caller, 'ok', { description: '', cases: [{ input: 'hi', parameters: {}, expected: 'hello', graders: [] }] });
     expect(stored).toEqual([{ id: 'case-1', input: 'hi', parameters: {}, expected: 'hello', graders: [{ kind: 'exact' }] }]);
@@ -77,6 +82,7 @@ describe('evaluation service', () => {
         },
       }),
       wake: () => woken++,
+      stopCanceled: unexpected('stopCanceled'),
     });
     const missingJudge = await refusal(service.startRun(caller, 'judged', 'student'));
     expect(missingJudge.status).toBe(400);
@@ -87,5 +93,39 @@ describe('evaluation service', () => {
     await service.startRun(caller, 'judged', 'student');
     expect(created).toEqual([expect.objectContaining({ tenantId: 'acme', agentName: 'student', agentVersion: 7, suite, caller })]);
     expect(woken).toBe(1);
+  });
+
+  it('cancels a running suite run, stopping its cases here; answers a canceled one again, and refuses an ended or unknown one', async () => {
+    const statuses = new Map<string, string[]>([
+      ['running', ['Running', 'Canceled', 'Canceled', 'Canceled']],
+      ['done', ['Completed', 'Completed']],
+    ]);
+    const canceled: string[] = [];
+    const stopped: string[] = [];
+    const service = createEvaluationService({
+      repository: strictFake<EvaluationRepository>('repository', {
+        async getRun(tenantId, id) {
+          expect(tenantId).toBe('acme');
+          const status = statuses.get(id)?.shift();
+          return status ? ({ run: { id, status }, results: [] } as never) : undefined;
+        },
+        async cancelRun(_tenant, id) {
+          canceled.push(id);
+          return id === 'running' && canceled.filter((each) => each === id).length === 1;
+        },
+      }),
+      agents: strictFake<AgentVersions>('agents', {}),
+      wake: unexpected('wake'),
+      stopCanceled: (id) => stopped.push(id),
+    });
+    expect(await service.cancelRun(caller, 'running')).toMatchObject({ status: 'Canceled' });
+    expect(stopped).toEqual(['running']);
+    // Again: nothing left to cancel or stop, the run as it is.
+    expect(await service.cancelRun(caller, 'running')).toMatchObject({ status: 'Canceled' });
+    expect(stopped).toEqual(['running']);
+    const ended = await refusal(service.cancelRun(caller, 'done'));
+    expect([ended.status, ended.message]).toEqual([409, 'eval run "done" already ended Completed']);
+    expect((await refusal(service.cancelRun(caller, 'nobody'))).status).toBe(404);
+    expect(canceled).toEqual(['running', 'running', 'done']);
   });
 });

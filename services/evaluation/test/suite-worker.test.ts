@@ -49,6 +49,8 @@ function store(claimed: Partial<ClaimedSuiteRun> = {}, done: Map<number, CaseRes
   };
   const state = {
     claimable: true,
+    /** False once the lease is gone: taken over, or the run canceled on another instance. */
+    held: true,
     results: done,
     finished: undefined as { status: string; aggregate: Aggregate; error: string | null } | undefined,
     released: [] as Array<{ error: string; afterMs: number } | undefined>,
@@ -59,7 +61,7 @@ function store(claimed: Partial<ClaimedSuiteRun> = {}, done: Map<number, CaseRes
       state.claimable = false;
       return [run];
     },
-    heartbeat: async () => true,
+    heartbeat: async () => state.held,
     donePositions: async () => new Set(state.results.keys()),
     async storeResult(_id, _tenant, position, result) {
       if (!state.results.has(position)) state.results.set(position, result);
@@ -165,6 +167,60 @@ describe('suite worker', () => {
     await until(() => started === 2);
     await worker!.stop();
     expect(state.released).toEqual([undefined]);
+    expect(state.finished).toBeUndefined();
+  });
+
+  it('stops the cases of a canceled suite run at once, keeping no result of them and neither finishing nor giving it back', async () => {
+    const { repository, state } = store();
+    const asked: string[] = [];
+    const aborted: string[] = [];
+    start(
+      repository,
+      (_caller, request, signal) => {
+        asked.push(request.input);
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            aborted.push(request.input);
+            reject(signal.reason);
+          }),
+        );
+      },
+      { ...SETTINGS, caseTimeoutMs: 60_000 },
+    );
+    await until(() => asked.length === 2);
+    worker!.stopCanceled('suite-run');
+    await until(() => aborted.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The third case never started.
+    expect(aborted.sort()).toEqual(['one', 'two']);
+    expect(state.results.size).toBe(0);
+    expect(state.finished).toBeUndefined();
+    expect(state.released).toEqual([]);
+  });
+
+  it('stops the cases of a suite run whose lease a heartbeat finds gone (canceled on another instance)', async () => {
+    const { repository, state } = store();
+    const stopped: string[] = [];
+    const asked: string[] = [];
+    start(
+      repository,
+      (_caller, request, signal) => {
+        asked.push(request.input);
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            stopped.push(request.input);
+            reject(signal.reason);
+          }),
+        );
+      },
+      { ...SETTINGS, leaseMs: 60, caseTimeoutMs: 60_000 },
+    );
+    await until(() => asked.length === 2);
+    state.held = false;
+    await until(() => stopped.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(asked.sort()).toEqual(['one', 'two']);
+    expect(state.results.size).toBe(0);
     expect(state.finished).toBeUndefined();
   });
 });

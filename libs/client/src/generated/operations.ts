@@ -137,6 +137,7 @@ export const operationTable = {
     startEvalSuiteRun: { operationId: 'startEvalSuiteRun', method: 'post', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'json', response: 'json' },
     listEvalSuiteRuns: { operationId: 'listEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/runs', pathParams: ['suite'], body: 'none', response: 'json' },
     getEvalRun: { operationId: 'getEvalRun', method: 'get', path: '/api/eval-runs/{id}', pathParams: ['id'], body: 'none', response: 'json' },
+    cancelEvalRun: { operationId: 'cancelEvalRun', method: 'post', path: '/api/eval-runs/{id}/cancel', pathParams: ['id'], body: 'none', response: 'json' },
     compareEvalSuiteRuns: { operationId: 'compareEvalSuiteRuns', method: 'get', path: '/api/evals/{suite}/compare', pathParams: ['suite'], body: 'none', response: 'json' },
   },
   experiments: {
@@ -424,6 +425,8 @@ export interface GeneratedGroups {
     listEvalSuiteRuns(suite: PathParam<'listEvalSuiteRuns', 'suite'>, options?: CallOptions): Promise<JsonResult<'listEvalSuiteRuns'>>;
     /** `GET /api/eval-runs/{id}`: Get an eval run */
     getEvalRun(id: PathParam<'getEvalRun', 'id'>, options?: CallOptions): Promise<JsonResult<'getEvalRun'>>;
+    /** `POST /api/eval-runs/{id}/cancel`: Cancel an eval run */
+    cancelEvalRun(id: PathParam<'cancelEvalRun', 'id'>, options?: CallOptions): Promise<JsonResult<'cancelEvalRun'>>;
     /** `GET /api/evals/{suite}/compare`: Compare two runs of an eval suite */
     compareEvalSuiteRuns(suite: PathParam<'compareEvalSuiteRuns', 'suite'>, options?: CallOptions<QueryParams<'compareEvalSuiteRuns'>>): Promise<JsonResult<'compareEvalSuiteRuns'>>;
   };

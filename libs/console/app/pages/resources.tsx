@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
 import { useState } from 'preact/hooks';
-import { RESOURCE_KINDS, type ResourceKind } from '../resource-kinds.js';
+import { RESOURCE_KINDS, type ResourceAction, type ResourceKind } from '../resource-kinds.js';
 import { href, navigate } from '../router.js';
 import { Empty, Loaded, Problem, Table, useLoaded, type Column } from '../ui.js';
 
@@ -28,6 +28,8 @@ function JsonEditor({
   askName,
   send,
   onSent,
+  submitLabel = 'Save',
+  link,
 }: {
   title: string;
   initial: unknown;
@@ -35,6 +37,8 @@ function JsonEditor({
   askName: boolean;
   send: (body: unknown, name: string) => Promise<unknown>;
   onSent: () => void;
+  submitLabel?: string;
+  link?: ResourceAction['link'];
 }) {
   const [text, setText] = useState(() => JSON.stringify(initial, null, 2));
   const [name, setName] = useState('');
@@ -72,7 +76,7 @@ function JsonEditor({
         <textarea rows={8} class="code" value={text} onInput={(event) => setText(event.currentTarget.value)} />
       </label>
       <div class="row">
-        <button type="submit">Save</button>
+        <button type="submit">{submitLabel}</button>
       </div>
       {error !== undefined && <Problem error={error} />}
       {answer !== undefined && (
@@ -80,6 +84,7 @@ function JsonEditor({
           {JSON.stringify(answer, null, 2)}
         </pre>
       )}
+      {answer != null && link && <a href={link.to(answer)}>{link.label}</a>}
     </form>
   );
 }
@@ -172,11 +177,13 @@ export function ResourcePage({ client, kind, resourceKey }: { client: HangarClie
       </p>
       <h1>{resourceKey}</h1>
       <div class="row">
-        {kind.actions?.map((action) => (
-          <button class="quiet" onClick={() => act(action.label, () => action.send(client, resourceKey))}>
-            {action.label}
-          </button>
-        ))}
+        {kind.actions
+          ?.filter((action) => !action.body)
+          .map((action) => (
+            <button class="quiet" onClick={() => act(action.label, () => action.send(client, resourceKey))}>
+              {action.label}
+            </button>
+          ))}
         {kind.remove && (
           <button
             class="danger"
@@ -198,6 +205,20 @@ export function ResourcePage({ client, kind, resourceKey }: { client: HangarClie
           {outcome.label}: {JSON.stringify(outcome.answer)}
         </p>
       )}
+      {kind.actions
+        ?.filter((action) => action.body)
+        .map((action) => (
+          <JsonEditor
+            key={action.label}
+            title={action.label}
+            submitLabel={action.label}
+            initial={action.body}
+            askName={false}
+            send={(body) => action.send(client, resourceKey, body)}
+            onSent={related.reload}
+            link={action.link}
+          />
+        ))}
       <Loaded state={item} what={`the ${kind.noun}`}>
         {(value) => (
           <>

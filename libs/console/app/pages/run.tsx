@@ -3,12 +3,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api.js';
 import { href } from '../router.js';
 import { Loaded, Problem, Status, formatCost, formatDuration, formatTime, useLoaded } from '../ui.js';
+import { RunDecisions } from './run-decisions.js';
 import { RunFeedback } from './run-feedback.js';
 import { RunTreeGraph } from './run-tree-graph.js';
 
 const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
 /** The latest events listed; a long run's earlier ones are counted, not drawn. */
 const SHOWN_EVENTS = 1000;
+/** Events after which what the run waits on a person for has changed. */
+const DECISION_EVENTS = new Set(['approval.requested', 'approval.decided', 'workflow.input.requested', 'workflow.request.answered']);
 
 /** One run: its record, its tree of child runs, and its events live from the stored log. */
 export function RunPage({ client, runId }: { client: HangarClient; runId: string }) {
@@ -17,6 +20,7 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [eventsError, setEventsError] = useState<unknown>();
   const [cancelError, setCancelError] = useState<unknown>();
+  const [decisionChanges, setDecisionChanges] = useState(0);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -38,6 +42,7 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
         for await (const event of client.runs.events(runId, { signal: abort.signal })) {
           arrived.push(event);
           frame ??= requestAnimationFrame(show);
+          if (DECISION_EVENTS.has(event.type)) setDecisionChanges((count) => count + 1);
           // The record and the tree as they are once the run ended.
           if (event.type.startsWith('run.') && event.type !== 'run.started') {
             run.reload();
@@ -70,9 +75,11 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
         {(record) => (
           <>
             <dl class="facts">
-              <dt>Agent</dt>
+              <dt>{record.kind === 'Workflow' ? 'Workflow' : 'Agent'}</dt>
               <dd>
-                <a href={href('agents', record.agentName)}>{record.agentName}</a>
+                <a href={record.kind === 'Workflow' ? href('manage', 'workflows', record.agentName) : href('agents', record.agentName)}>
+                  {record.agentName}
+                </a>
                 {record.agentVersion !== null && ` v${record.agentVersion}`}
               </dd>
               <dt>Status</dt>
@@ -107,6 +114,9 @@ export function RunPage({ client, runId }: { client: HangarClient; runId: string
               </button>
             )}
             {cancelError !== undefined && <Problem error={cancelError} />}
+            {!ENDED.has(record.status) && (
+              <RunDecisions client={client} runId={runId} isWorkflow={record.kind === 'Workflow'} changes={decisionChanges} />
+            )}
           </>
         )}
       </Loaded>

@@ -26,7 +26,7 @@ export interface SuiteRecord {
   updatedAt: Date;
 }
 
-export type SuiteRunStatus = 'Queued' | 'Running' | 'Completed' | 'Failed';
+export type SuiteRunStatus = 'Queued' | 'Running' | 'Completed' | 'Failed' | 'Canceled';
 export type CaseStatus = 'Passed' | 'Failed' | 'Error';
 
 export interface GraderResult {

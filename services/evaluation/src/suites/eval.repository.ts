@@ -88,7 +88,7 @@ const toRun = (row: RunRow, results?: CaseResult[]): SuiteRunRecord => {
     agentVersion: row.agent_version,
     status: row.status as SuiteRunStatus,
     casesDone: Number(row.cases_done),
-    // A finished run's aggregate is stored; one still going is computed from its results so far.
+    // A finished run's aggregate is stored; one still going (or canceled) is computed from its results.
     aggregate: (row.aggregate as Aggregate | null) ?? aggregateOf(results ?? [], total),
     error: row.error,
     createdAt: row.created_at,
@@ -302,6 +302,22 @@ export function createEvaluationRepository(db: Kysely<EvaluationDatabase>) {
         })
         .onConflict((conflict) => conflict.columns(['suite_run_id', 'position']).doNothing())
         .execute();
+    },
+
+    /**
+     * Ends a queued or running suite run as Canceled, whoever holds it: its holder finds the lease
+     * gone at its next heartbeat and stops its cases. Its aggregate is not frozen: it stays that of
+     * the results stored. False when it had already ended (or is not the tenant's).
+     */
+    async cancelRun(tenantId: string, id: string): Promise<boolean> {
+      const updated = await db
+        .updateTable('suite_runs')
+        .set({ status: 'Canceled', completed_at: sql<Date>`now()`, lease_owner: null, lease_expires_at: null })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('completed_at', 'is', null)
+        .executeTakeFirst();
+      return updated.numUpdatedRows > 0n;
     },
 
     /** Ends a suite run this instance holds; false when it lost the lease. */

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { HangarError, notFound, RECORD_NAME, RECORD_NAME_RULE, validationError, type Caller, type FieldError } from '@hangar/platform';
+import {
+  conflict,
+  HangarError,
+  notFound,
+  RECORD_NAME,
+  RECORD_NAME_RULE,
+  validationError,
+  type Caller,
+  type FieldError,
+} from '@hangar/platform';
 import type { AgentVersions } from '../clients/ports.js';
 import type { EvaluationRepository } from './eval.repository.js';
 import { graderErrors } from './graders.js';
@@ -62,6 +71,8 @@ export function createEvaluationService(deps: {
   agents: AgentVersions;
   /** Tells this instance's worker that a suite run is waiting (any instance would take it at its next poll). */
   wake(): void;
+  /** Stops this instance's cases of a canceled suite run at once (another holder stops at its next heartbeat). */
+  stopCanceled(id: string): void;
 }) {
   const { repository } = deps;
 
@@ -141,6 +152,19 @@ export function createEvaluationService(deps: {
     },
 
     getRun: (caller: Caller, id: string) => runOf(caller, id),
+
+    /**
+     * Cancels a queued or running suite run: no case of it starts after this, and the cases under
+     * way are canceled with their runs. The summary stays that of the cases done. Canceling it again
+     * answers it as it is; a run that ended otherwise is 409.
+     */
+    async cancelRun(caller: Caller, id: string): Promise<SuiteRunRecord> {
+      await runOf(caller, id);
+      if (await repository.cancelRun(caller.tenantId, id)) deps.stopCanceled(id);
+      const { run } = await runOf(caller, id);
+      if (run.status !== 'Canceled') throw conflict(`eval run "${id}" already ended ${run.status}`);
+      return run;
+    },
 
     async listRuns(caller: Caller, suiteName: string): Promise<SuiteRunRecord[]> {
       await suiteOf(caller, suiteName);

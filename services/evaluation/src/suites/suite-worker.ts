@@ -58,6 +58,8 @@ export function createSuiteWorker(deps: {
 }) {
   const { repository, runner, logger, settings } = deps;
   const owner = randomUUID();
+  /** The suite runs this instance executes, each stopped by its controller when it is canceled. */
+  const executing = new Map<string, AbortController>();
 
   async function runCase(claimed: ClaimedSuiteRun, evalCase: EvalCase, signal: AbortSignal): Promise<CaseResult> {
     const timeout = AbortSignal.timeout(settings.caseTimeoutMs);
@@ -116,7 +118,9 @@ export function createSuiteWorker(deps: {
   }
 
   async function execute(claimed: ClaimedSuiteRun, stop: AbortSignal): Promise<void> {
+    // Lost: the lease is no longer this instance's (another took it over, or the run was canceled).
     const lost = new AbortController();
+    executing.set(claimed.id, lost);
     // The first case that cannot go on (the run executor away) stops the others: the run is given back whole.
     const halt = new AbortController();
     const signal = AbortSignal.any([stop, lost.signal, halt.signal]);
@@ -141,6 +145,8 @@ export function createSuiteWorker(deps: {
           const { evalCase, position } = pending[next++];
           try {
             const result = await runCase(claimed, evalCase, signal);
+            // A case stopped by the cancel of its suite run has no result to keep.
+            if (lost.signal.aborted) return;
             await repository.storeResult(claimed.id, claimed.tenantId, position, result);
           } catch (error) {
             halt.abort(error);
@@ -154,7 +160,7 @@ export function createSuiteWorker(deps: {
       logger.info({ suiteRunId: claimed.id, cases: claimed.cases.length }, 'suite run completed');
     } catch (error) {
       if (lost.signal.aborted) {
-        logger.warn({ suiteRunId: claimed.id }, 'suite run lease lost; another instance goes on with it');
+        logger.info({ suiteRunId: claimed.id }, 'suite run left: it was canceled, or another instance took its lease over');
         return;
       }
       const failed = stop.aborted ? undefined : { error: (error as Error).message, afterMs: settings.retryAfterMs };
@@ -166,6 +172,7 @@ export function createSuiteWorker(deps: {
         );
     } finally {
       clearInterval(heartbeat);
+      executing.delete(claimed.id);
     }
   }
 
@@ -180,6 +187,8 @@ export function createSuiteWorker(deps: {
 
   return {
     wake: loop.wake,
+    /** Stops the cases of a suite run this instance executes, once it was canceled. */
+    stopCanceled: (id: string) => executing.get(id)?.abort(),
     start: loop.start,
     /** Stops taking suite runs and gives back those it holds, for another instance to go on with at once. */
     stop: () => loop.stop(new Error('the evaluation service stops')),

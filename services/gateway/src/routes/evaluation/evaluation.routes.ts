@@ -186,6 +186,26 @@ export const evaluationRoutes = [
     },
   }),
   defineRoute({
+    method: 'post',
+    path: '/api/eval-runs/{id}/cancel',
+    operationId: 'cancelEvalRun',
+    summary: 'Cancel an eval run',
+    description:
+      'Ends a queued or running suite run as Canceled at once: no case of it starts after this, and the case runs under way are canceled (on another instance of the evaluation service, within a third of its lease). Its summary stays that of the cases done. Canceling a canceled run answers it again; one that already completed or failed is 409.',
+    tag: TAG,
+    auth: { role: 'Operator', scope: 'RunsWrite' },
+    params: RunParams,
+    responses: {
+      200: { description: 'The canceled suite run', schema: SuiteRunSchema },
+      404: problemResponse('No such eval run'),
+      409: problemResponse('The eval run already completed or failed'),
+    },
+    async handler({ params, caller }, { evaluation }) {
+      const { run } = await evaluation.cancelSuiteRun({ id: params.id }, { caller });
+      return { status: 200, body: suiteRunJson(run!) };
+    },
+  }),
+  defineRoute({
     method: 'get',
     path: '/api/evals/{suite}/compare',
     operationId: 'compareEvalSuiteRuns',

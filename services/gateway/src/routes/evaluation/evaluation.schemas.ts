@@ -102,7 +102,7 @@ export const SuiteRunSchema = z
     suiteVersion: z.number().int().describe('The suite’s version whose cases ran'),
     agentName: z.string(),
     agentVersion: z.number().int().nullable().describe('Null for a code agent'),
-    status: z.enum(['Queued', 'Running', 'Completed', 'Failed']),
+    status: z.enum(['Queued', 'Running', 'Completed', 'Failed', 'Canceled']),
     casesDone: z.number().int(),
     summary: SummarySchema.describe('Over the cases done so far until the run ends'),
     error: z.string().nullable(),

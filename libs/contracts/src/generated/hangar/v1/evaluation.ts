@@ -186,6 +186,15 @@ export interface GetSuiteRunResponse {
   results: EvalCaseResult[];
 }
 
+/** A suite run that had already ended (Completed or Failed) is a conflict; a canceled one is answered as it is. */
+export interface CancelSuiteRunRequest {
+  id: string;
+}
+
+export interface CancelSuiteRunResponse {
+  run: EvalSuiteRun | undefined;
+}
+
 export interface ListSuiteRunsRequest {
   suite: string;
 }
@@ -2243,6 +2252,116 @@ export const GetSuiteRunResponse: MessageFns<GetSuiteRunResponse> = {
     const message = createBaseGetSuiteRunResponse();
     message.run = (object.run !== undefined && object.run !== null) ? EvalSuiteRun.fromPartial(object.run) : undefined;
     message.results = object.results?.map((e) => EvalCaseResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCancelSuiteRunRequest(): CancelSuiteRunRequest {
+  return { id: "" };
+}
+
+export const CancelSuiteRunRequest: MessageFns<CancelSuiteRunRequest> = {
+  encode(message: CancelSuiteRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelSuiteRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelSuiteRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelSuiteRunRequest>): CancelSuiteRunRequest {
+    return CancelSuiteRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelSuiteRunRequest>): CancelSuiteRunRequest {
+    const message = createBaseCancelSuiteRunRequest();
+    message.id = object.id ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelSuiteRunResponse(): CancelSuiteRunResponse {
+  return { run: undefined };
+}
+
+export const CancelSuiteRunResponse: MessageFns<CancelSuiteRunResponse> = {
+  encode(message: CancelSuiteRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.run !== undefined) {
+      EvalSuiteRun.encode(message.run, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelSuiteRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelSuiteRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.run = EvalSuiteRun.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelSuiteRunResponse>): CancelSuiteRunResponse {
+    return CancelSuiteRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelSuiteRunResponse>): CancelSuiteRunResponse {
+    const message = createBaseCancelSuiteRunResponse();
+    message.run = (object.run !== undefined && object.run !== null) ? EvalSuiteRun.fromPartial(object.run) : undefined;
     return message;
   },
 };
@@ -4431,6 +4550,15 @@ export const EvaluationServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /** Ends a queued or running suite run as Canceled: no case starts after it, the cases under way are canceled. */
+    cancelSuiteRun: {
+      name: "CancelSuiteRun",
+      requestType: CancelSuiteRunRequest as typeof CancelSuiteRunRequest,
+      requestStream: false,
+      responseType: CancelSuiteRunResponse as typeof CancelSuiteRunResponse,
+      responseStream: false,
+      options: {},
+    },
     listSuiteRuns: {
       name: "ListSuiteRuns",
       requestType: ListSuiteRunsRequest as typeof ListSuiteRunsRequest,
@@ -4550,6 +4678,11 @@ export interface EvaluationServiceImplementation<CallContextExt = {}> {
     request: GetSuiteRunRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<GetSuiteRunResponse>>;
+  /** Ends a queued or running suite run as Canceled: no case starts after it, the cases under way are canceled. */
+  cancelSuiteRun(
+    request: CancelSuiteRunRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CancelSuiteRunResponse>>;
   listSuiteRuns(
     request: ListSuiteRunsRequest,
     context: CallContext & CallContextExt,
@@ -4624,6 +4757,11 @@ export interface EvaluationServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<GetSuiteRunRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<GetSuiteRunResponse>;
+  /** Ends a queued or running suite run as Canceled: no case starts after it, the cases under way are canceled. */
+  cancelSuiteRun(
+    request: DeepPartial<CancelSuiteRunRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CancelSuiteRunResponse>;
   listSuiteRuns(
     request: DeepPartial<ListSuiteRunsRequest>,
     options?: CallOptions & CallOptionsExt,
