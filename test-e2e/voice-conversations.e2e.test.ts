@@ -58,7 +58,8 @@ function connect(
     audio,
     closed,
     next: (type, where = () => true) =>
-      eventually(() => frames.find((frame) => frame.type === type && where(frame)), `a ${type} frame`, 15_000),
+      // Generous: on the split shape a turn crosses four processes, and CI runs two such files at once on two cores.
+      eventually(() => frames.find((frame) => frame.type === type && where(frame)), `a ${type} frame`, 30_000),
   };
 }
 
@@ -95,7 +96,7 @@ beforeAll(async () => {
   const overrides = (conversation: Record<string, unknown>) => ({
     Tenancy: { Enabled: true, AllowHeaderResolution: true },
     Providers: { mock: { Kind: 'OpenAICompatible', Endpoint: models.url, ApiKey: 'sk-models' } },
-    Quotas: { Enabled: true },
+    // Transcriptions are priced, so a tenant's Cost quota counts them (Quotas:Enabled is the default).
     Pricing: { Voice: { ElevenLabs: { scribe_v1: { PerMillionCharacters: null, PerMinute: 0.4 } } } },
     Voice: {
       Endpoint: speech.url,

@@ -194,11 +194,31 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
     },
     addressOf: (service) => hangar.addressOf(service),
     runExecutorMetricsPorts: hangar.runExecutorMetricsPorts,
-    request: (method, path, requestOptions) => httpRequest(urls[turn++ % urls.length], method, path, requestOptions),
+    async request(method, path, requestOptions) {
+      const answer = await httpRequest(urls[turn++ % urls.length], method, path, requestOptions);
+      if (answer.status === 500) console.error(`${method} ${path} answered 500; the processes said:\n${logOf500(hangar, answer)}`);
+      return answer;
+    },
     async stop() {
       await (await storage)?.close();
       await hangar.cleanup();
       if (!sharedSchemaPrefix) await dropSchemas(schemaPrefix);
     },
   };
+}
+
+/**
+ * What the split shape's processes logged about a 500 (its trace, else their last errors): the
+ * answer only quotes a traceId, and a failed test is the one moment that log is wanted.
+ */
+function logOf500(hangar: Awaited<ReturnType<typeof startDistributed>>, answer: HttpResult): string {
+  const traceId = typeof answer.body?.traceId === 'string' ? answer.body.traceId : undefined;
+  return [...hangar.processes.keys()]
+    .flatMap((name) => {
+      const lines = hangar.output(name).split('\n');
+      const about = traceId ? lines.filter((line) => line.includes(traceId)) : [];
+      const shown = about.length ? about : lines.filter((line) => /"level":(50|60)/.test(line)).slice(-3);
+      return shown.map((line) => `${name}: ${line.slice(0, 4000)}`);
+    })
+    .join('\n');
 }
