@@ -170,29 +170,31 @@ describe('suite worker', () => {
     expect(state.finished).toBeUndefined();
   });
 
+  /** A runner whose case runs never answer: each ends only when its signal aborts. */
+  const hanging = () => {
+    const calls = { asked: [] as string[], aborted: [] as string[] };
+    const run: CaseRunner['run'] = (_caller, request, signal) => {
+      calls.asked.push(request.input);
+      return new Promise((_resolve, reject) =>
+        signal.addEventListener('abort', () => {
+          calls.aborted.push(request.input);
+          reject(signal.reason);
+        }),
+      );
+    };
+    return { run, calls };
+  };
+
   it('stops the cases of a canceled suite run at once, keeping no result of them and neither finishing nor giving it back', async () => {
     const { repository, state } = store();
-    const asked: string[] = [];
-    const aborted: string[] = [];
-    start(
-      repository,
-      (_caller, request, signal) => {
-        asked.push(request.input);
-        return new Promise((_resolve, reject) =>
-          signal.addEventListener('abort', () => {
-            aborted.push(request.input);
-            reject(signal.reason);
-          }),
-        );
-      },
-      { ...SETTINGS, caseTimeoutMs: 60_000 },
-    );
-    await until(() => asked.length === 2);
+    const { run, calls } = hanging();
+    start(repository, run, { ...SETTINGS, caseTimeoutMs: 60_000 });
+    await until(() => calls.asked.length === 2);
     worker!.stopCanceled('suite-run');
-    await until(() => aborted.length === 2);
+    await until(() => calls.aborted.length === 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // The third case never started.
-    expect(aborted.sort()).toEqual(['one', 'two']);
+    expect(calls.asked.sort()).toEqual(['one', 'two']);
     expect(state.results.size).toBe(0);
     expect(state.finished).toBeUndefined();
     expect(state.released).toEqual([]);
@@ -200,26 +202,13 @@ describe('suite worker', () => {
 
   it('stops the cases of a suite run whose lease a heartbeat finds gone (canceled on another instance)', async () => {
     const { repository, state } = store();
-    const stopped: string[] = [];
-    const asked: string[] = [];
-    start(
-      repository,
-      (_caller, request, signal) => {
-        asked.push(request.input);
-        return new Promise((_resolve, reject) =>
-          signal.addEventListener('abort', () => {
-            stopped.push(request.input);
-            reject(signal.reason);
-          }),
-        );
-      },
-      { ...SETTINGS, leaseMs: 60, caseTimeoutMs: 60_000 },
-    );
-    await until(() => asked.length === 2);
+    const { run, calls } = hanging();
+    start(repository, run, { ...SETTINGS, leaseMs: 60, caseTimeoutMs: 60_000 });
+    await until(() => calls.asked.length === 2);
     state.held = false;
-    await until(() => stopped.length === 2);
+    await until(() => calls.aborted.length === 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(asked.sort()).toEqual(['one', 'two']);
+    expect(calls.asked.sort()).toEqual(['one', 'two']);
     expect(state.results.size).toBe(0);
     expect(state.finished).toBeUndefined();
   });
