@@ -179,6 +179,11 @@ describe('the console’s Manage pages', () => {
     expect(ended.outputs).toMatchObject({ draft: 'Echo: a launch note', review: 'yes, publish' });
     const [request] = (await hangar.request('GET', `/api/workflow-runs/${runId}/requests`)).body;
     expect(request).toMatchObject({ status: 'Answered', answer: 'yes, publish' });
+    // Its page's edit form writes back what GET read (a null description included) as version 2.
+    await page.goto(`${hangar.url}/console#/manage/workflows/reviewed`);
+    await editor('Edit workflow').getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByTestId('resource').textContent()).toContain('"version": 2');
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('runs an eval suite from its page and lists the suite run with its pass rate', async () => {
@@ -230,6 +235,7 @@ describe('the console’s Manage pages', () => {
     await page.getByRole('link', { name: 'split' }).click();
     await page.getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('"status":"Running"');
+    await expect.poll(() => page.getByTestId('resource').textContent()).toContain('"status": "Running"');
     expect((await hangar.request('POST', '/api/agents/echoer/run', { body: { message: 'hi' } })).status).toBe(200);
     await page.reload();
     const variants = page.getByRole('table', { name: 'Results per variant' });

@@ -20,8 +20,8 @@ export interface ResourceKind {
     byName: boolean;
     template: Record<string, unknown>;
     send(client: HangarClient, body: any, name: string): Promise<unknown>;
-    /** The body fields an existing one is edited with (the rest of what GET returns is the server's). */
-    editable?: string[];
+    /** The body fields an existing one is edited with (the rest of what GET returns is the server's), or a choice by what it is. */
+    editable?: string[] | ((current: any) => string[]);
   };
   remove?: { label: string; send(client: HangarClient, key: string): Promise<unknown> };
   actions?: ResourceAction[];
@@ -328,8 +328,8 @@ export const RESOURCE_KINDS: ResourceKind[] = [
         ],
       },
       send: (client, body, name) => client.experiments.put(name, body),
-      // A canary is replaced whole through the form for a new one: GET's null `canary` is no body field.
-      editable: ['agentName', 'variants'],
+      // A canary's variants are its shares of the moment: it is edited as the canary it is.
+      editable: (experiment) => (experiment.canary ? ['agentName', 'canary'] : ['agentName', 'variants']),
     },
     remove: { label: 'Delete', send: (client, name) => client.experiments.delete(name) },
     actions: [

@@ -76,7 +76,7 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     const claimed = await claimUntil(run.id, 'first');
     expect(claimed).toMatchObject({ tenantId: 'acme', cases: CASES, agentName: 'student', agentVersion: 3, caller, failures: 0 });
     expect((await repository.claimRuns('second', 30_000, 100)).map((other) => other.id)).not.toContain(run.id);
-    await repository.storeResult(run.id, 'acme', 0, result('a', 'Passed', 1));
+    expect(await repository.storeResult(run.id, 'first', 0, result('a', 'Passed', 1))).toBe(true);
     // The holder died: its lease runs out.
     await db
       .updateTable('suite_runs')
@@ -92,8 +92,10 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     await claimUntil(run.id, 'second');
     expect(await repository.heartbeat(run.id, 'first', 30_000)).toBe(false);
     expect(await repository.donePositions(run.id)).toEqual(new Set([0]));
-    await repository.storeResult(run.id, 'acme', 0, result('a', 'Failed', 0)); // graded twice: the first stands
-    await repository.storeResult(run.id, 'acme', 1, result('b', 'Failed', 0));
+    // The old holder, still grading, stores nothing now.
+    expect(await repository.storeResult(run.id, 'first', 1, result('b', 'Passed', 1))).toBe(false);
+    expect(await repository.storeResult(run.id, 'second', 0, result('a', 'Failed', 0))).toBe(true); // graded twice: the first stands
+    expect(await repository.storeResult(run.id, 'second', 1, result('b', 'Failed', 0))).toBe(true);
     const results = await repository.results(run.id);
     expect(results.map((entry) => entry.status)).toEqual(['Passed', 'Failed']);
     expect(await repository.finish(run.id, 'first', 'Completed', aggregateOf(results, 2), null)).toBe(false);
@@ -115,8 +117,9 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
 
     const running = await queue();
     await claimUntil(running.id, 'holder');
-    await repository.storeResult(running.id, 'acme', 0, result('a', 'Passed', 1));
+    await repository.storeResult(running.id, 'holder', 0, result('a', 'Passed', 1));
     expect(await repository.cancelRun('acme', running.id)).toBe(true);
+    expect(await repository.storeResult(running.id, 'holder', 1, result('b', 'Passed', 1))).toBe(false);
     expect(await repository.heartbeat(running.id, 'holder', 30_000)).toBe(false);
     expect(await repository.finish(running.id, 'holder', 'Completed', aggregateOf([], 2), null)).toBe(false);
     const found = (await repository.getRun('acme', running.id))?.run;
@@ -145,7 +148,7 @@ describe.each(SQL_ENGINES)('evaluation repository on %s', (engine) => {
     const older = await queue('initech', 'listing');
     const newer = await queue('initech', 'listing');
     await claimUntil(newer.id, 'worker');
-    await repository.storeResult(newer.id, 'initech', 1, result('b', 'Passed', 1));
+    await repository.storeResult(newer.id, 'worker', 1, result('b', 'Passed', 1));
     const listed = await repository.listRuns('initech', 'listing', 10);
     expect(listed.map((run) => run.id)).toEqual([newer.id, older.id]);
     expect(listed[0]).toMatchObject({ status: 'Running', casesDone: 1, aggregate: { cases: 2, passed: 1, passRate: 0.5 } });

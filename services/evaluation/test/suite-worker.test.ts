@@ -63,8 +63,10 @@ function store(claimed: Partial<ClaimedSuiteRun> = {}, done: Map<number, CaseRes
     },
     heartbeat: async () => state.held,
     donePositions: async () => new Set(state.results.keys()),
-    async storeResult(_id, _tenant, position, result) {
+    async storeResult(_id, _owner, position, result) {
+      if (!state.held) return false;
       if (!state.results.has(position)) state.results.set(position, result);
+      return true;
     },
     results: async () => [...state.results.entries()].sort(([a], [b]) => a - b).map(([, result]) => result),
     async finish(_id, _owner, status, aggregate, error) {
@@ -170,15 +172,17 @@ describe('suite worker', () => {
     expect(state.finished).toBeUndefined();
   });
 
-  /** A runner whose case runs never answer: each ends only when its signal aborts. */
+  /** A runner whose case runs answer only when their signal aborts, as runs ended Canceled. */
   const hanging = () => {
     const calls = { asked: [] as string[], aborted: [] as string[] };
     const run: CaseRunner['run'] = (_caller, request, signal) => {
       calls.asked.push(request.input);
-      return new Promise((_resolve, reject) =>
+      // As the run executor answers: the case's run ended Canceled (an answer, not a throw), so
+      // only the worker's own check keeps it from being stored as a result.
+      return new Promise((resolve) =>
         signal.addEventListener('abort', () => {
           calls.aborted.push(request.input);
-          reject(signal.reason);
+          resolve({ ...answered(''), completed: false, error: 'canceled: the run was canceled' });
         }),
       );
     };

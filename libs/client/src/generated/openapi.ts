@@ -1527,7 +1527,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel an eval run
-         * @description Ends a queued or running suite run as Canceled at once: no case of it starts after this, and the case runs under way are canceled (on another instance of the evaluation service, within a third of its lease). Its summary stays that of the cases done. Canceling a canceled run answers it again; one that already completed or failed is 409.
+         * @description Ends a queued or running suite run as Canceled at once and stops its cases: those under way are canceled with their runs (by another instance of the evaluation service that holds it, within a third of its lease), and no result is added after this, so its summary stays that of the cases done. Canceling a canceled run answers it again; one that already completed or failed is 409.
          */
         post: operations["cancelEvalRun"];
         delete?: never;
@@ -3305,7 +3305,8 @@ export interface components {
         WorkflowRequest: {
             steps: components["schemas"]["WorkflowStep"][];
             edges: components["schemas"]["WorkflowEdge"][];
-            description?: string;
+            /** @description null or absent: none (GET answers null for none) */
+            description?: string | null;
         };
         WorkflowGraph: {
             name: string;

@@ -151,8 +151,12 @@ export function ResourceListPage({ client, kind }: { client: HangarClient; kind:
   );
 }
 
-const pick = (value: any, fields: string[]) =>
-  Object.fromEntries(fields.filter((field) => value?.[field] !== undefined).map((field) => [field, value[field]]));
+const pick = (value: any, fields: string[] | ((current: any) => string[])) =>
+  Object.fromEntries(
+    (typeof fields === 'function' ? fields(value) : fields)
+      .filter((field) => value?.[field] !== undefined)
+      .map((field) => [field, value[field]]),
+  );
 
 /** One resource as the API returns it, its actions, an edit of its writable fields, and its related list. */
 export function ResourcePage({ client, kind, resourceKey }: { client: HangarClient; kind: ResourceKind; resourceKey: string }) {
@@ -164,6 +168,8 @@ export function ResourcePage({ client, kind, resourceKey }: { client: HangarClie
     try {
       const answer = await send();
       setOutcome({ label, answer: answer ?? null });
+      // An action may change the resource itself (an experiment started) as well as its related list.
+      item.reload();
       related.reload();
       then?.();
     } catch (error) {

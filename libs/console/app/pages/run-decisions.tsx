@@ -1,14 +1,18 @@
 import type { HangarClient } from '@hangar/client';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Loaded, Problem, formatTime, useLoaded } from '../ui.js';
 
 type Approval = Awaited<ReturnType<HangarClient['runs']['listApprovals']>>[number];
 type InputRequest = Awaited<ReturnType<HangarClient['workflows']['listRequests']>>[number];
 
+/** How often what is pending is read again while something is: a decision made elsewhere is not always a run event. */
+const RECHECK_MS = 3000;
+
 /**
  * What a run waits on a person for: tool calls to approve or deny and, for a workflow run, the
  * questions of its input steps. Nothing shows while nothing is pending. `changes` counts the
- * run's approval and request events, so a new one appears and a decided one leaves on its own.
+ * run's approval and workflow events, so a new one appears at once; while something is pending
+ * it is read again every few seconds, so one decided elsewhere leaves.
  */
 export function RunDecisions({
   client,
@@ -31,14 +35,24 @@ export function RunDecisions({
       requests: requests.filter((request) => request.status === 'Pending'),
     };
   }, [client, runId, isWorkflow, changes]);
+  const waiting = (pending.value?.approvals.length ?? 0) + (pending.value?.requests.length ?? 0) > 0;
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(pending.reload, RECHECK_MS);
+    return () => clearInterval(timer);
+  }, [waiting, pending.reload]);
   const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
   const decide = async (send: () => Promise<unknown>) => {
     setError(undefined);
+    setBusy(true);
     try {
       await send();
       pending.reload();
     } catch (failure) {
       setError(failure);
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -52,6 +66,7 @@ export function RunDecisions({
               <ApprovalCard
                 key={approval.id}
                 approval={approval}
+                busy={busy}
                 onDecide={(approved, comment) =>
                   decide(() => client.runs.decideApproval(runId, approval.id, { approved, ...(comment && { comment }) }))
                 }
@@ -61,6 +76,7 @@ export function RunDecisions({
               <RequestCard
                 key={request.id}
                 request={request}
+                busy={busy}
                 onAnswer={(answer) => decide(() => client.workflows.answerRequest(runId, request.id, { answer }))}
               />
             ))}
@@ -71,7 +87,15 @@ export function RunDecisions({
   );
 }
 
-function ApprovalCard({ approval, onDecide }: { approval: Approval; onDecide: (approved: boolean, comment: string) => void }) {
+function ApprovalCard({
+  approval,
+  busy,
+  onDecide,
+}: {
+  approval: Approval;
+  busy: boolean;
+  onDecide: (approved: boolean, comment: string) => void;
+}) {
   const [comment, setComment] = useState('');
   return (
     <div class="card" aria-label={`Approval of ${approval.toolName}`}>
@@ -84,8 +108,10 @@ function ApprovalCard({ approval, onDecide }: { approval: Approval; onDecide: (a
         <input value={comment} onInput={(event) => setComment(event.currentTarget.value)} />
       </label>
       <div class="row">
-        <button onClick={() => onDecide(true, comment)}>Approve</button>
-        <button class="danger" onClick={() => onDecide(false, comment)}>
+        <button disabled={busy} onClick={() => onDecide(true, comment)}>
+          Approve
+        </button>
+        <button class="danger" disabled={busy} onClick={() => onDecide(false, comment)}>
           Deny
         </button>
       </div>
@@ -93,7 +119,7 @@ function ApprovalCard({ approval, onDecide }: { approval: Approval; onDecide: (a
   );
 }
 
-function RequestCard({ request, onAnswer }: { request: InputRequest; onAnswer: (answer: string) => void }) {
+function RequestCard({ request, busy, onAnswer }: { request: InputRequest; busy: boolean; onAnswer: (answer: string) => void }) {
   const [answer, setAnswer] = useState('');
   const submit = (event: Event) => {
     event.preventDefault();
@@ -109,7 +135,9 @@ function RequestCard({ request, onAnswer }: { request: InputRequest; onAnswer: (
         <textarea rows={3} value={answer} required onInput={(event) => setAnswer(event.currentTarget.value)} />
       </label>
       <div class="row">
-        <button type="submit">Answer</button>
+        <button type="submit" disabled={busy}>
+          Answer
+        </button>
       </div>
     </form>
   );

@@ -10,8 +10,8 @@ import { RunTreeGraph } from './run-tree-graph.js';
 const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
 /** The latest events listed; a long run's earlier ones are counted, not drawn. */
 const SHOWN_EVENTS = 1000;
-/** Events after which what the run waits on a person for has changed. */
-const DECISION_EVENTS = new Set(['approval.requested', 'approval.decided', 'workflow.input.requested', 'workflow.request.answered']);
+/** Run events after which what the run waits on a person for has changed (RunDecisions also polls: not every decision is one). */
+const DECISION_EVENTS = new Set(['approval.requested', 'approval.decided', 'workflow.input.requested', 'workflow.resumed']);
 
 /** One run: its record, its tree of child runs, and its events live from the stored log. */
 export function RunPage({ client, runId }: { client: HangarClient; runId: string }) {

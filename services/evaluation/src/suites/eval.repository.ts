@@ -287,21 +287,37 @@ export function createEvaluationRepository(db: Kysely<EvaluationDatabase>) {
       return new Set(rows.map((row) => row.position));
     },
 
-    /** Stores a case's result once: a case graded twice (a lease taken over mid-case) keeps the first. */
-    async storeResult(suiteRunId: string, tenantId: string, position: number, result: CaseResult): Promise<void> {
-      await db
-        .insertInto('case_results')
-        .values({
-          suite_run_id: suiteRunId,
-          position,
-          tenant_id: tenantId,
-          case_id: result.caseId,
-          status: result.status,
-          score: result.score,
-          result: jsonb(result),
-        })
-        .onConflict((conflict) => conflict.columns(['suite_run_id', 'position']).doNothing())
-        .execute();
+    /**
+     * Stores a case's result once (a case graded twice, a lease taken over mid-case, keeps the
+     * first), and only while `owner` holds the unfinished run: the row is locked against a cancel
+     * or a takeover for the insert. False when `owner` no longer holds it; nothing is stored then.
+     */
+    async storeResult(suiteRunId: string, owner: string, position: number, result: CaseResult): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const held = await trx
+          .selectFrom('suite_runs')
+          .select('tenant_id')
+          .where('id', '=', suiteRunId)
+          .where('lease_owner', '=', owner)
+          .where('completed_at', 'is', null)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!held) return false;
+        await trx
+          .insertInto('case_results')
+          .values({
+            suite_run_id: suiteRunId,
+            position,
+            tenant_id: held.tenant_id,
+            case_id: result.caseId,
+            status: result.status,
+            score: result.score,
+            result: jsonb(result),
+          })
+          .onConflict((conflict) => conflict.columns(['suite_run_id', 'position']).doNothing())
+          .execute();
+        return true;
+      });
     },
 
     /**

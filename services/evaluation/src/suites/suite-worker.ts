@@ -145,9 +145,10 @@ export function createSuiteWorker(deps: {
           const { evalCase, position } = pending[next++];
           try {
             const result = await runCase(claimed, evalCase, signal);
-            // A case stopped by the cancel of its suite run has no result to keep.
+            // A case stopped by the cancel of its suite run has no result to keep; nor has one
+            // whose run was canceled or taken over while it was graded (found here, not at the next heartbeat).
             if (lost.signal.aborted) return;
-            await repository.storeResult(claimed.id, claimed.tenantId, position, result);
+            if (!(await repository.storeResult(claimed.id, owner, position, result))) lost.abort();
           } catch (error) {
             halt.abort(error);
           }
@@ -156,8 +157,9 @@ export function createSuiteWorker(deps: {
       await Promise.all(Array.from({ length: Math.min(settings.caseConcurrency, pending.length) }, lane));
       if (signal.aborted) throw signal.reason;
       const results = await repository.results(claimed.id);
-      await repository.finish(claimed.id, owner, 'Completed', aggregateOf(results, claimed.cases.length), null);
-      logger.info({ suiteRunId: claimed.id, cases: claimed.cases.length }, 'suite run completed');
+      if (await repository.finish(claimed.id, owner, 'Completed', aggregateOf(results, claimed.cases.length), null))
+        logger.info({ suiteRunId: claimed.id, cases: claimed.cases.length }, 'suite run completed');
+      else logger.info({ suiteRunId: claimed.id }, 'suite run left at its end: it was canceled, or another instance took its lease over');
     } catch (error) {
       if (lost.signal.aborted) {
         logger.info({ suiteRunId: claimed.id }, 'suite run left: it was canceled, or another instance took its lease over');
@@ -172,7 +174,8 @@ export function createSuiteWorker(deps: {
         );
     } finally {
       clearInterval(heartbeat);
-      executing.delete(claimed.id);
+      // A later execution of the same run on this instance (it took the run back) has its own entry.
+      if (executing.get(claimed.id) === lost) executing.delete(claimed.id);
     }
   }
 

@@ -36,7 +36,7 @@ const WorkflowRequestBodySchema = z
   .strictObject({
     steps: z.array(WorkflowStepSchema).min(1).max(100),
     edges: z.array(WorkflowEdgeSchema).max(500),
-    description: z.string().max(2000).optional(),
+    description: z.string().max(2000).nullable().optional().describe('null or absent: none (GET answers null for none)'),
   })
   .meta({ id: 'WorkflowRequest' });
 
@@ -206,7 +206,10 @@ export const workflowRoutes = [
       400: problemResponse('An invalid name or graph, or an unknown agent'),
     },
     async handler({ params, body, caller }, { workflows }) {
-      const { workflow, created } = await workflows.putWorkflow({ name: params.name, ...body }, { caller });
+      const { workflow, created } = await workflows.putWorkflow(
+        { name: params.name, ...body, description: body.description ?? undefined },
+        { caller },
+      );
       return { status: created ? 201 : 200, body: workflowJson(workflow!) };
     },
   }),

@@ -191,7 +191,7 @@ export const evaluationRoutes = [
     operationId: 'cancelEvalRun',
     summary: 'Cancel an eval run',
     description:
-      'Ends a queued or running suite run as Canceled at once: no case of it starts after this, and the case runs under way are canceled (on another instance of the evaluation service, within a third of its lease). Its summary stays that of the cases done. Canceling a canceled run answers it again; one that already completed or failed is 409.',
+      'Ends a queued or running suite run as Canceled at once and stops its cases: those under way are canceled with their runs (by another instance of the evaluation service that holds it, within a third of its lease), and no result is added after this, so its summary stays that of the cases done. Canceling a canceled run answers it again; one that already completed or failed is 409.',
     tag: TAG,
     auth: { role: 'Operator', scope: 'RunsWrite' },
     params: RunParams,

@@ -92,7 +92,7 @@ export interface EvalSuiteRun {
   agentVersion?:
     | number
     | undefined;
-  /** Queued, Running, Completed or Failed. */
+  /** Queued, Running, Completed, Failed or Canceled. */
   status: string;
   casesDone: number;
   aggregate: EvalAggregate | undefined;
