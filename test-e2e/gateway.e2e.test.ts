@@ -245,6 +245,7 @@ describe('routing, prefix and documents', () => {
         'DELETE /hangar/api/retention/{target}',
         'POST /hangar/api/retention/run',
         'POST /hangar/api/content-protection/reseal',
+        'POST /hangar/api/eval-runs/{id}/cancel',
         'POST /hangar/api/agents/{name}/run',
         'GET /hangar/api/runs',
         'GET /hangar/api/runs/{runId}',

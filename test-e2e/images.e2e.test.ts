@@ -61,7 +61,8 @@ beforeAll(async () => {
     headers: acme,
   });
   expect(artist.status, artist.text).toBe(201);
-});
+  // Three Hangars start one after another: past the all-in-one project's 90 s on a loaded CI.
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all([priced?.stop(), demo?.stop(), off?.stop()]);
