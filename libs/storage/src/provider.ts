@@ -4,7 +4,7 @@ import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteWorker } from './pglite-worker-client.js';
 import { withNulReplaced } from './nul-safe-dialect.js';
-import { withServiceSchemaIntrospection } from './schema-introspector.js';
+import { withServiceSchemaMigrator } from './service-schema-migrator.js';
 
 export type EngineKind = 'postgres' | 'pglite';
 
@@ -65,13 +65,13 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
       pool.on('error', (error) => settings.onConnectionError?.(error));
       pool.on('connect', (client) => client.on('error', () => {}));
       // Kysely's destroy() ends the pool.
-      const dialect = withServiceSchemaIntrospection(withNulReplaced(new PostgresDialect({ pool })), settings.schemaPrefix);
+      const dialect = withServiceSchemaMigrator(withNulReplaced(new PostgresDialect({ pool })), settings.schemaPrefix);
       return { root: new Kysely<unknown>({ dialect }), closeEngine: async () => {} };
     }
     if (!settings.embeddedDataDir.startsWith('memory://')) mkdirSync(settings.embeddedDataDir, { recursive: true });
     // In its own thread, so the embedded engine uses another core than the services.
     const store = await PGliteWorker.create(settings.embeddedDataDir);
-    const dialect = withServiceSchemaIntrospection(withNulReplaced(new PGliteDialect(store)), settings.schemaPrefix);
+    const dialect = withServiceSchemaMigrator(withNulReplaced(new PGliteDialect(store)), settings.schemaPrefix);
     return { root: new Kysely<unknown>({ dialect }), closeEngine: () => store.close() };
   }
 

@@ -111,6 +111,39 @@ describe('service schema migrations applied by several processes at once on Post
     }
   });
 
+  it("of one schema do not wait for another schema being migrated (the lock is the schema's own)", async () => {
+    const [slow, quick] = await Promise.all([provider(), provider()]);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = () => {};
+    const slowStarted = new Promise<void>((resolve) => (started = resolve));
+    const HELD: Record<string, Migration> = {
+      '0001_notes': {
+        async up(db) {
+          started();
+          await held;
+          await NOTES['0001_notes'].up(db);
+        },
+      },
+    };
+    try {
+      const slowMigration = slow.migrate('slow', HELD);
+      await slowStarted;
+      // Kysely's own adapter takes one lock for every schema: this would wait for `held`, which it releases after.
+      const quickMigration = quick.migrate('quick', NOTES).then(() => 'quick done');
+      expect(await Promise.race([quickMigration, new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting'))])).toBe(
+        'quick done',
+      );
+      release();
+      await slowMigration;
+      expect(await quick.pendingMigrations('quick', NOTES)).toEqual([]);
+      expect(await slow.pendingMigrations('slow', NOTES)).toEqual([]);
+    } finally {
+      release();
+      await Promise.all([slow.close(), quick.close()]);
+    }
+  });
+
   it('are not applied by open() when AutoApplyMigrations is false', async () => {
     const storage = await provider();
     try {

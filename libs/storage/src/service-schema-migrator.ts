@@ -1,9 +1,11 @@
 import {
+  PostgresAdapter,
   sql,
   type DatabaseIntrospector,
   type DatabaseMetadata,
   type Dialect,
   type Kysely,
+  type MigrationLockOptions,
   type SchemaMetadata,
   type TableMetadata,
 } from 'kysely';
@@ -44,12 +46,34 @@ class ServiceSchemaIntrospector implements DatabaseIntrospector {
   }
 }
 
-/** `inner` with introspection narrowed to the schemas named `{schemaPrefix}_…`. */
-export function withServiceSchemaIntrospection(inner: Dialect, schemaPrefix: string): Dialect {
+/**
+ * Kysely's Postgres adapter takes one advisory lock, the same number for every schema, while it
+ * migrates: every service of every Hangar on a database then waits for all the others' migrations,
+ * and a waiter past the statement timeout fails its start (a split-shape start in CI, 2026-11-29:
+ * `canceling statement due to statement timeout`). The lock here is the migrated schema's own, so
+ * only processes migrating the same schema wait for each other.
+ */
+class SchemaMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void> {
+    await sql`select pg_advisory_lock(hashtextextended(${lockKeyOf(options)}, 0))`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void> {
+    await sql`select pg_advisory_unlock(hashtextextended(${lockKeyOf(options)}, 0))`.execute(db);
+  }
+}
+
+const lockKeyOf = (options: MigrationLockOptions) => `hangar-migrations:${options.lockTableSchema ?? 'public'}`;
+
+/**
+ * `inner` with introspection narrowed to the schemas named `{schemaPrefix}_…`, and a migration lock
+ * per schema.
+ */
+export function withServiceSchemaMigrator(inner: Dialect, schemaPrefix: string): Dialect {
   return {
     createDriver: () => inner.createDriver(),
     createQueryCompiler: () => inner.createQueryCompiler(),
-    createAdapter: () => inner.createAdapter(),
+    createAdapter: () => new SchemaMigrationLockAdapter(),
     createIntrospector: (db) => new ServiceSchemaIntrospector(db, schemaPrefix),
   };
 }
