@@ -51,6 +51,8 @@ beforeAll(async () => {
     overrides: {
       Hangar: { WebhookSecrets: { main: `whsec_${Buffer.alloc(32, 7).toString('base64')}` } },
       Webhooks: { AllowPrivateNetworkTargets: true, AllowInsecureHttp: true },
+      // A suite run whose case waits for this approval stays running until it is canceled.
+      Approvals: { RequiredTools: ['clock'] },
     },
   });
   expect(
@@ -213,6 +215,47 @@ describe('the console’s Manage pages', () => {
     await expect.poll(() => runs.textContent()).toContain('Completed');
     expect(await runs.textContent()).toContain('2 of 2');
     expect(await runs.textContent()).toContain('50 %');
+
+    // The suite run's own page: its summary and each case's result, linked to the case's run.
+    await runs.getByRole('link').first().click();
+    await page.getByRole('heading', { name: `Suite run ${id}` }).waitFor();
+    const results = page.getByRole('table', { name: 'Case results' });
+    await expect.poll(() => results.locator('tbody tr').count()).toBe(2);
+    const rows = await results.locator('tbody tr').allTextContents();
+    expect(rows[0]).toContain('Passed');
+    expect(rows[0]).toContain('Echo: ping');
+    expect(rows[1]).toContain('Failed');
+    expect(await page.locator('dl.facts').textContent()).toContain('2 of 2 done: 1 passed, 1 failed');
+    expect(await page.getByRole('button', { name: 'Cancel suite run' }).count()).toBe(0);
+    await screenshot('eval-run');
+    await results.locator('tbody tr').first().getByRole('link').last().click();
+    await page.getByRole('heading', { name: /^Run / }).waitFor();
+    expect(await page.locator('dl.facts').textContent()).toContain('echoer');
+  });
+
+  it('cancels a running suite run from its page', async () => {
+    const timekeeper = await hangar.request('POST', '/api/agents', {
+      body: { name: 'timekeeper', model: { provider: 'demo', model: 'echo' }, tools: ['clock'] },
+    });
+    expect(timekeeper.status).toBe(201);
+    const suite = await hangar.request('PUT', '/api/evals/waits', { body: { cases: [{ input: 'what time is it?', expected: 'noon' }] } });
+    expect(suite.status, suite.text).toBe(201);
+    const started = await hangar.request('POST', '/api/evals/waits/runs', { body: { agentName: 'timekeeper' } });
+    expect(started.status, started.text).toBe(202);
+    const id = started.body.id as string;
+    // Its one case waits for the approval of its clock call.
+    await eventually(async () => {
+      const [caseRun] = (await hangar.request('GET', '/api/runs?agentName=timekeeper&kind=Evaluation')).body;
+      if (!caseRun) return undefined;
+      const approvals = (await hangar.request('GET', `/api/runs/${caseRun.id}/approvals`)).body;
+      return approvals.some((approval: { status: string }) => approval.status === 'Pending') ? true : undefined;
+    }, 'the case waiting for an approval');
+    await page.goto(`${hangar.url}/console#/eval-runs/${id}`);
+    await expect.poll(() => page.locator('dl.facts').textContent()).toContain('Running');
+    await page.getByRole('button', { name: 'Cancel suite run' }).click();
+    await expect.poll(() => page.locator('dl.facts').textContent()).toContain('Canceled');
+    expect(await page.getByRole('button', { name: 'Cancel suite run' }).count()).toBe(0);
+    expect((await hangar.request('GET', `/api/eval-runs/${id}`)).body.status).toBe('Canceled');
   });
 
   it('starts an experiment over two versions, shows its results per variant, and stops it', async () => {

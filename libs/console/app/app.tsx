@@ -3,6 +3,7 @@ import { clientFor, storeCredential, storedCredential, type Credential } from '.
 import { AgentPage } from './pages/agent.js';
 import { AgentsPage } from './pages/agents.js';
 import { AttachmentsPage } from './pages/attachments.js';
+import { EvalRunPage } from './pages/eval-run.js';
 import { ExplorerPage } from './pages/explorer.js';
 import { AuditPage, QuotasPage } from './pages/governance.js';
 import { PlaygroundPage } from './pages/playground.js';
@@ -25,6 +26,8 @@ const SECTIONS = [
   { path: 'manage', label: 'Manage' },
   { path: 'api', label: 'API' },
 ];
+/** Pages reached from another page's links, not from the navigation: a suite run from its suite's page. */
+const LINKED_ONLY = ['eval-runs'];
 
 export function App() {
   const [credential, setCredential] = useState<Credential | undefined>(storedCredential);
@@ -90,7 +93,10 @@ export function App() {
         {kind?.get && subId && <ResourcePage key={`${kind.path}/${subId}`} client={client} kind={kind} resourceKey={subId} />}
         {section === 'manage' && id && (!kind || (subId && !kind.get)) && <p class="problem">No page at #{route.join('/')}.</p>}
         {section === 'api' && <ExplorerPage client={client} credential={credential} operationId={id} />}
-        {!SECTIONS.some((each) => each.path === section) && <p class="problem">No page at #{route.join('/')}.</p>}
+        {section === 'eval-runs' && id && <EvalRunPage key={id} client={client} suiteRunId={id} />}
+        {(LINKED_ONLY.includes(section) ? !id : !SECTIONS.some((each) => each.path === section)) && (
+          <p class="problem">No page at #{route.join('/')}.</p>
+        )}
       </main>
     </>
   );

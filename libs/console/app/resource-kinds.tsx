@@ -26,7 +26,7 @@ export interface ResourceKind {
   remove?: { label: string; send(client: HangarClient, key: string): Promise<unknown> };
   actions?: ResourceAction[];
   /** A list under one resource (a webhook's deliveries, a collection's documents). */
-  related?: { title: string; list(client: HangarClient, key: string): Promise<any[]>; columns: Column[] };
+  related?: { title: string; list(client: HangarClient, key: string): Promise<any[]>; columns: Column[]; linkTo?(item: any): string };
 }
 
 /** A button on one resource's page; with `body` it is a JSON form whose body it sends. */
@@ -293,13 +293,15 @@ export const RESOURCE_KINDS: ResourceKind[] = [
     related: {
       title: 'Suite runs',
       list: (client, name) => client.evaluations.listEvalSuiteRuns(name),
+      linkTo: (run) => href('eval-runs', run.id),
+      // The first cell, when the run was asked for, links to the suite run's page.
       columns: [
+        { label: 'Created', value: (run) => formatTime(run.createdAt) },
         { label: 'Agent', value: (run) => (run.agentVersion === null ? run.agentName : `${run.agentName} v${run.agentVersion}`) },
         { label: 'Status', value: (run) => <Status status={run.status} /> },
         { label: 'Cases', value: (run) => `${run.casesDone} of ${run.summary.cases}` },
         { label: 'Pass rate', value: (run) => `${Math.round(run.summary.passRate * 100)} %` },
         { label: 'Mean score', value: (run) => run.summary.meanScore.toFixed(2) },
-        { label: 'Started', value: (run) => formatTime(run.startedAt) },
       ],
     },
   },

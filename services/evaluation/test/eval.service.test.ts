@@ -97,8 +97,9 @@ describe('evaluation service', () => {
 
   it('cancels a running suite run, stopping its cases here; answers a canceled one again, and refuses an ended or unknown one', async () => {
     const statuses = new Map<string, string[]>([
-      ['running', ['Running', 'Canceled', 'Canceled', 'Canceled']],
-      ['done', ['Completed', 'Completed']],
+      // One read per cancel, after it.
+      ['running', ['Canceled', 'Canceled']],
+      ['done', ['Completed']],
     ]);
     const canceled: string[] = [];
     const stopped: string[] = [];
@@ -109,7 +110,8 @@ describe('evaluation service', () => {
           const status = statuses.get(id)?.shift();
           return status ? ({ run: { id, status }, results: [] } as never) : undefined;
         },
-        async cancelRun(_tenant, id) {
+        async cancelRun(tenantId, id) {
+          expect(tenantId).toBe('acme');
           canceled.push(id);
           return id === 'running' && canceled.filter((each) => each === id).length === 1;
         },
@@ -126,6 +128,7 @@ describe('evaluation service', () => {
     const ended = await refusal(service.cancelRun(caller, 'done'));
     expect([ended.status, ended.message]).toEqual([409, 'eval run "done" already ended Completed']);
     expect((await refusal(service.cancelRun(caller, 'nobody'))).status).toBe(404);
-    expect(canceled).toEqual(['running', 'running', 'done']);
+    expect(canceled).toEqual(['running', 'running', 'done', 'nobody']);
+    expect([...statuses.values()]).toEqual([[], []]);
   });
 });

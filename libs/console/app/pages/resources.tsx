@@ -251,7 +251,7 @@ export function ResourcePage({ client, kind, resourceKey }: { client: HangarClie
               list.length === 0 ? (
                 <Empty>None yet.</Empty>
               ) : (
-                <Table label={kind.related!.title} columns={kind.related!.columns} rows={list} />
+                <Table label={kind.related!.title} columns={kind.related!.columns} rows={list} linkTo={kind.related!.linkTo} />
               )
             }
           </Loaded>

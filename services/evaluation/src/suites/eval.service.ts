@@ -159,7 +159,7 @@ export function createEvaluationService(deps: {
      * answers it as it is; a run that ended otherwise is 409.
      */
     async cancelRun(caller: Caller, id: string): Promise<SuiteRunRecord> {
-      await runOf(caller, id);
+      // The cancel is scoped to the tenant, so another tenant's run is left as it is and read as 404 below.
       if (await repository.cancelRun(caller.tenantId, id)) deps.stopCanceled(id);
       const { run } = await runOf(caller, id);
       if (run.status !== 'Canceled') throw conflict(`eval run "${id}" already ended ${run.status}`);

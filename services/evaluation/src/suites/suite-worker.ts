@@ -130,6 +130,8 @@ export function createSuiteWorker(deps: {
         .then((held) => held || lost.abort())
         .catch((error) => logger.warn({ err: error, suiteRunId: claimed.id }, 'suite run lease could not be renewed'));
     }, settings.leaseMs / 3);
+    const logLeft = (when: string) =>
+      logger.info({ suiteRunId: claimed.id }, `suite run left ${when}: it was canceled, or another instance took its lease over`);
     try {
       if (claimed.failures >= settings.maxFailures) {
         const results = await repository.results(claimed.id);
@@ -159,10 +161,10 @@ export function createSuiteWorker(deps: {
       const results = await repository.results(claimed.id);
       if (await repository.finish(claimed.id, owner, 'Completed', aggregateOf(results, claimed.cases.length), null))
         logger.info({ suiteRunId: claimed.id, cases: claimed.cases.length }, 'suite run completed');
-      else logger.info({ suiteRunId: claimed.id }, 'suite run left at its end: it was canceled, or another instance took its lease over');
+      else logLeft('at its end');
     } catch (error) {
       if (lost.signal.aborted) {
-        logger.info({ suiteRunId: claimed.id }, 'suite run left: it was canceled, or another instance took its lease over');
+        logLeft('while its cases ran');
         return;
       }
       const failed = stop.aborted ? undefined : { error: (error as Error).message, afterMs: settings.retryAfterMs };
