@@ -145,6 +145,15 @@ describe('retention policies', () => {
       `insert into ${table('attachments', 'attachments')} (id, tenant_id, file_name, media_type, status, created_at) values (gen_random_uuid(), 'acme', 'abandoned.txt', 'text/plain', 'uploading', $1), (gen_random_uuid(), 'acme', 'fresh.txt', 'text/plain', 'uploading', now())`,
       [ago(8)],
     );
+    // Online evaluation's scores and hourly budgets, old and new: EvalCaseResults holds them (SPEC names no target of their own).
+    await query(
+      `insert into ${table('evaluation', 'online_scores')} (run_id, tenant_id, agent_name, score, created_at) values ($1, 'acme', 'bot', 0.9, $2), ($3, 'acme', 'bot', 0.8, now())`,
+      [oldRun, ago(181), newRun],
+    );
+    await query(
+      `insert into ${table('evaluation', 'online_budget')} (tenant_id, hour, used) values ('acme', $1, 3), ('acme', date_trunc('hour', now()), 1)`,
+      [ago(181)],
+    );
     expect((await hangar.request('PUT', '/api/retention/RunEvents', { body: { maxAge: '30.00:00:00', archive: true } })).status).toBe(201);
     expect((await hangar.request('PUT', '/api/retention/Sessions', { body: { maxAge: '10.00:00:00' } })).status).toBe(201);
     const eventsBefore = Number((await query(`select count(*) from ${table('runs', 'run_events')}`))[0].count);
@@ -160,6 +169,7 @@ describe('retention policies', () => {
     expect(byTarget.SkillScriptGrants).toMatchObject({ deleted: 1 });
     expect(byTarget.Attachments).toMatchObject({ deleted: 1 });
     expect(byTarget.Spans).toEqual({ target: 'Spans', deleted: 0, archived: 0 });
+    expect(byTarget.EvalCaseResults).toEqual({ target: 'EvalCaseResults', deleted: 2, archived: 0 });
     expect(applied.body.results.every((result: any) => result.error === undefined)).toBe(true);
 
     expect(Number((await query(`select count(*) from ${table('runs', 'run_events')} where run_id = $1`, [oldRun]))[0].count)).toBe(0);
@@ -169,6 +179,8 @@ describe('retention policies', () => {
     );
     expect((await query(`select run_id from ${table('runs', 'run_scores')}`)).map((row) => row.run_id)).toEqual([newRun]);
     expect((await query(`select id from ${table('sessions', 'sessions')} order by id`)).map((row) => row.id)).toEqual(['new-session']);
+    expect((await query(`select run_id from ${table('evaluation', 'online_scores')}`)).map((row) => row.run_id)).toEqual([newRun]);
+    expect((await query(`select used from ${table('evaluation', 'online_budget')}`)).map((row) => row.used)).toEqual([1]);
     // A purged session's attachments went first, as DELETE /api/sessions/{id} does.
     expect((await hangar.request('GET', `/api/attachments/${oldAttachment}`, { headers: acme })).status).toBe(404);
     expect((await hangar.request('GET', `/api/attachments/${newAttachment}`, { headers: acme })).status).toBe(200);

@@ -7,11 +7,11 @@ import { resealInBatches, type SealedColumn } from '../content/reseal.js';
 
 /**
  * RetentionService for the targets and protected columns one service owns (its `PurgeTarget`s, by SPEC target name):
- * governance asks, this service deletes from its own schema.
+ * governance asks, this service deletes from its own schema. A target may span several tables, purged one after another.
  */
 export function retentionGrpc(
   database: { db: Kysely<any>; schema: string },
-  owned: Partial<Record<string, PurgeTarget>>,
+  owned: Partial<Record<string, PurgeTarget | PurgeTarget[]>>,
   sealed: { columns: SealedColumn[]; cipher: ContentCipher } = { columns: [], cipher: PLAIN_CONTENT },
 ): retentionPb.RetentionServiceImplementation<CallerContext> {
   return {
@@ -28,13 +28,19 @@ export function retentionGrpc(
           { path: 'target', message: 'is not owned here' },
         ]);
       if (!request.cutoff) throw validationError('a cutoff is required', [{ path: 'cutoff', message: 'is required' }]);
-      const result = await purgeInBatches(database.db, database.schema, target, {
+      const options = {
         cutoff: new Date(request.cutoff),
         archive: request.archive,
         batchSize: Math.max(1, request.batchSize),
         batchDelayMs: Math.max(0, request.batchDelayMs),
-      });
-      return result;
+      };
+      const total = { deleted: 0, archived: 0 };
+      for (const table of [target].flat()) {
+        const result = await purgeInBatches(database.db, database.schema, table, options);
+        total.deleted += result.deleted;
+        total.archived += result.archived;
+      }
+      return total;
     },
   };
 }
