@@ -295,6 +295,33 @@ describe('workflow runs', () => {
     expect(await untilStatus(branched, 'Completed')).toMatchObject({ output: 'done', superStep: 3, outputs: { start: 'stop {"n":1}' } });
   });
 
+  it('gives an agent step the workflow run’s parameters its agent declares; a required one not given fails the step', async () => {
+    mock.script('concierge', () => ({ text: 'at your service' }));
+    const created = await hangar.request('POST', '/api/agents', {
+      body: {
+        name: 'concierge',
+        model: { provider: 'mock', model: 'concierge' },
+        instructions: 'You serve {{customer}}.',
+        parameters: [{ name: 'customer', description: 'who is served', required: true }],
+      },
+      headers: acme,
+    });
+    expect(created.status, created.text).toBe(201);
+    expect((await put('served', { steps: [{ id: 'greet', kind: 'agent', agent: 'concierge' }], edges: [] })).status).toBe(201);
+    // `unrelated` is the workflow's own (a transform could read it): the agent, which does not declare it, is not given it.
+    const served = (await start('served', { input: 'hello', parameters: { customer: 'ACME', unrelated: 'kept out' } })).body.workflowRunId;
+    expect(await untilStatus(served, 'Completed')).toMatchObject({ outputs: { greet: 'at your service' } });
+    const asked = mock.requests.filter((request) => request.model === 'concierge');
+    expect(asked).toHaveLength(1);
+    expect(asked[0].messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('You serve ACME.') });
+
+    const unserved = (await start('served', { input: 'hello' })).body.workflowRunId;
+    const failed = await untilStatus(unserved, 'Failed');
+    expect(failed.errorType).toBe('workflow_step_failed');
+    expect(failed.errorMessage).toContain('parameter "customer" is required');
+    expect(mock.requests.filter((request) => request.model === 'concierge')).toHaveLength(1);
+  });
+
   it('goes on when the answer comes while another step of the super step still runs', async () => {
     const flow = { ...REVIEWED, steps: [REVIEWED.steps[0], REVIEWED.steps[1], { id: 'summary', kind: 'agent', agent: 'slowpoke' }] };
     expect((await put('answered-early', flow)).status).toBe(201);

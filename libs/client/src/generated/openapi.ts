@@ -3324,7 +3324,7 @@ export interface components {
         WorkflowRunRequest: {
             /** @description What the entry steps are given: text or any JSON value (up to 256 KiB, 20 levels deep) */
             input: unknown;
-            /** @description Read by transform templates as {{parameters.<name>}} (up to 50) */
+            /** @description Read by transform templates as {{parameters.<name>}}, and given to each agent step whose agent declares them (up to 50) */
             parameters?: {
                 [key: string]: string;
             };

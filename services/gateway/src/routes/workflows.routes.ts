@@ -260,7 +260,9 @@ export const workflowRoutes = [
         parameters: z
           .record(z.string().max(64), z.string().max(4096))
           .optional()
-          .describe('Read by transform templates as {{parameters.<name>}} (up to 50)'),
+          .describe(
+            'Read by transform templates as {{parameters.<name>}}, and given to each agent step whose agent declares them (up to 50)',
+          ),
       })
       .meta({ id: 'WorkflowRunRequest' }),
     responses: {

@@ -65,17 +65,18 @@ export function createChildRuns(execute: Execute, settings: Pick<HangarConfig, '
     message: string,
     parent: Parent,
     signal: AbortSignal,
-    options: { humanWait?: HumanWait; onStarted?: (runId: string) => Promise<void> } = {},
+    options: { humanWait?: HumanWait; onStarted?: (runId: string) => Promise<void>; offeredParameters?: Record<string, string> } = {},
   ): Promise<ChildOutcome | undefined> {
     const request: StartRunRequest = {
       agentName,
       messages: [{ role: 'user', content: message }],
-      parameters: [],
+      parameters: Object.entries(options.offeredParameters ?? {}).map(([name, value]) => ({ name, value })),
       isStreaming: false,
       attachments: [],
     };
     let outcome: ChildOutcome | undefined;
-    for await (const update of execute(caller, request, { signal, parent, humanWait: options.humanWait })) {
+    const context = { signal, parent, humanWait: options.humanWait, parametersOffered: options.offeredParameters !== undefined };
+    for await (const update of execute(caller, request, context)) {
       if (update.type === 'started') await options.onStarted?.(update.run.id);
       if (update.type === 'finished') outcome = { runId: update.run.id, status: update.run.status, output: update.outputText };
       if (update.type === 'failed')
@@ -86,13 +87,20 @@ export function createChildRuns(execute: Execute, settings: Pick<HangarConfig, '
 
   /**
    * A workflow's agent step: a child run of the workflow's run (so in its tree, within its budget),
-   * whose answer is what the step gives. A refusal before the run exists (an agent deleted since)
-   * is thrown.
+   * whose answer is what the step gives. The agent gets those of the workflow run's parameters it
+   * declares. A refusal before the run exists (an agent deleted since, a required parameter the
+   * workflow run was not given) is thrown.
    */
-  async function runStep(caller: Caller, parent: RunRow, budget: TreeBudget, agentName: string, message: string, signal: AbortSignal) {
+  async function runStep(
+    caller: Caller,
+    parent: RunRow,
+    budget: TreeBudget,
+    step: { agentName: string; message: string; parameters: Record<string, string> },
+    signal: AbortSignal,
+  ) {
     // No outcome at all: the caller's signal ended it before its row was written.
     return (
-      (await askAsChild(caller, agentName, message, { run: parent, budget }, signal)) ?? {
+      (await askAsChild(caller, step.agentName, step.message, { run: parent, budget }, signal, { offeredParameters: step.parameters })) ?? {
         runId: '',
         status: 'Canceled' as const,
         output: '',

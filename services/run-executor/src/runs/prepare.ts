@@ -96,7 +96,11 @@ export function createPreparation(deps: PrepareDeps) {
      * what the run needs. The quota admission, the agent's load and (for a run about to execute)
      * its tenant's state and provider bindings are asked side by side; a refusal by quota comes first.
      */
-    async prepare(caller: Caller, request: StartRunRequest, options: { admit: boolean; tenant: boolean }) {
+    async prepare(
+      caller: Caller,
+      request: StartRunRequest,
+      options: { admit: boolean; tenant: boolean; onlyDeclaredParameters?: boolean },
+    ) {
       const [admitted, loaded, settings] = await Promise.allSettled([
         options.admit ? deps.admit(caller, request.agentName) : undefined,
         deps.agents.load(caller, request.agentName, request.agentVersion),
@@ -109,7 +113,11 @@ export function createPreparation(deps: PrepareDeps) {
       if (settings.value && !settings.value.enabled) throw forbidden(`tenant "${caller.tenantId}" is disabled`, 'tenant_disabled');
       const { definition, version } = loaded.value;
       const tenant = settings.value && { tenantId: caller.tenantId, providers: settings.value.providers };
-      const parameters = checkParameters(definition, request.parameters, deps.settings.MaxParameterValueLength);
+      // Offered parameters (a workflow run's, to each of its agent steps) are given where the agent declares them.
+      const given = options.onlyDeclaredParameters
+        ? request.parameters.filter((parameter) => definition.parameters.some((declared) => declared.name === parameter.name))
+        : request.parameters;
+      const parameters = checkParameters(definition, given, deps.settings.MaxParameterValueLength);
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);
       const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];

@@ -46,6 +46,8 @@ export interface ExecutionContext {
   parent?: { run: RunRow; budget: TreeBudget };
   /** A queued run's worker slot, given back while the run (or a child of it) waits for approvals. */
   humanWait?: HumanWait;
+  /** A workflow step's run: the request's parameters are the workflow run's, and the agent takes those it declares. */
+  parametersOffered?: boolean;
 }
 
 export interface RunExecutionDeps {
@@ -103,8 +105,11 @@ export function createRunExecution(deps: RunExecutionDeps) {
     const prepared = await deps.preparation.prepare(caller, request, {
       admit: !parent && (context.admitQueued === true || (!context.queuedRunId && !context.continuedRunId)),
       tenant: true,
+      onlyDeclaredParameters: context.parametersOffered === true,
     });
     const { definition, version } = prepared;
+    // What the run was given, as its input records it: the offered parameters the agent declares.
+    if (context.parametersOffered) request = { ...request, parameters: [...prepared.parameters].map(([name, value]) => ({ name, value })) };
     const guard = deps.guard;
     // The content guard sees the caller's words before anything records them or a model reads them.
     const inspectInput = guard && settings.ContentGuard.InspectInput;

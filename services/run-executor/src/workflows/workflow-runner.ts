@@ -226,7 +226,13 @@ export function createWorkflowRunner(deps: {
       await emit('workflow.step.started', { superStep: state.superStep, stepId: step.id, agent: step.agent });
       let outcome: Awaited<ReturnType<RunExecution['runStep']>>;
       try {
-        outcome = await deps.execution.runStep(run.caller, parent, budget, step.agent, message, stepSignal);
+        outcome = await deps.execution.runStep(
+          run.caller,
+          parent,
+          budget,
+          { agentName: step.agent, message, parameters: run.parameters },
+          stepSignal,
+        );
       } catch (error) {
         if (stepSignal.aborted) throw stepSignal.reason;
         // Refused before its run existed (an agent deleted since, a definition that no longer resolves).
