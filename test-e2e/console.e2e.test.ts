@@ -45,7 +45,9 @@ beforeAll(async () => {
   });
   browser = await chromium.launch({ executablePath: await chromiumPath(), args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(10_000);
+  // A wait fails only when what it waits for never comes: on a loaded 2-core CI (split shape, load
+  // average 26 on 2026-11-29) a page's first list took over 10 s to appear.
+  page.setDefaultTimeout(30_000);
   // A page load includes Chromium's first start and the bundle; on a loaded 2-core CI it can take longer than one click.
   page.setDefaultNavigationTimeout(60_000);
 }, 120_000);
