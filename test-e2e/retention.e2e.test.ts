@@ -34,7 +34,7 @@ beforeAll(async () => {
     modules: allInOneModules(),
     overrides: {
       Tenancy: { Enabled: true, AllowHeaderResolution: true },
-      Retention: { BatchSize: 2, BatchDelay: '1ms', Jobs: { MaxAge: '20d' } },
+      Retention: { BatchSize: 2, BatchDelay: '1ms', Jobs: { MaxAge: '20d' }, Spans: { MaxAge: '10d', Archive: true } },
       Hangar: { WebhookSecrets: { main: `whsec_${randomBytes(32).toString('base64')}` } },
       Webhooks: { AllowPrivateNetworkTargets: true, AllowInsecureHttp: true },
     },
@@ -73,6 +73,11 @@ describe('retention policies', () => {
       enabled: false,
     });
     expect(policies.find((policy) => policy.target === 'Jobs')).toMatchObject({ maxAge: '20.00:00:00', source: 'Configuration' });
+    expect(policies.find((policy) => policy.target === 'Spans')).toMatchObject({
+      maxAge: '10.00:00:00',
+      archive: true,
+      source: 'Configuration',
+    });
     expect(policies.find((policy) => policy.target === 'Sessions')).toMatchObject({ maxAge: null, source: 'Default' });
     const stored = await hangar.request('PUT', '/api/retention/RunScores', { body: { maxAge: '2.00:00:00', archive: true } });
     expect([stored.status, stored.body]).toEqual([

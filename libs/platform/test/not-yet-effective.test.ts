@@ -70,10 +70,10 @@ describe('configuration keys not yet effective', () => {
   it('compares nested sections by value', () => {
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides });
     const keys = (overrides: Record<string, unknown>) => settingsNotYetEffective(config(overrides)).map((setting) => setting.key);
-    expect(keys({ Retention: { ToolInvocations: { MaxAge: '90.00:00:00' }, Spans: { MaxAge: '14d' } } })).toEqual([]);
-    expect(keys({ Retention: { ToolInvocations: { MaxAge: '30d' }, Spans: { MaxAge: '10d' } } })).toEqual([
+    expect(keys({ Retention: { ToolInvocations: { MaxAge: '90.00:00:00' }, Conversations: { MaxAge: null } } })).toEqual([]);
+    expect(keys({ Retention: { ToolInvocations: { MaxAge: '30d' }, Conversations: { MaxAge: '10d' } } })).toEqual([
       'Retention:ToolInvocations:MaxAge',
-      'Retention:Spans:MaxAge',
+      'Retention:Conversations:MaxAge',
     ]);
   });
 

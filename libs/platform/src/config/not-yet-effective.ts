@@ -29,8 +29,6 @@ export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
   'Retention of stores not built yet': [
     'Retention:ToolInvocations:MaxAge',
     'Retention:ToolInvocations:Archive',
-    'Retention:Spans:MaxAge',
-    'Retention:Spans:Archive',
     'Retention:Conversations:MaxAge',
     'Retention:Conversations:Archive',
   ],

@@ -74,6 +74,7 @@ export function startRetention(
     Sessions: { maxAgeMs: Retention.Sessions.MaxAge, archive: Retention.Sessions.Archive },
     RunInputs: { maxAgeMs: Retention.RunInputs.MaxAge, archive: Retention.RunInputs.Archive },
     RunScores: { maxAgeMs: Retention.RunScores.MaxAge, archive: Retention.RunScores.Archive },
+    Spans: { maxAgeMs: Retention.Spans.MaxAge, archive: Retention.Spans.Archive },
     DocumentEmbeddings: { maxAgeMs: Retention.DocumentEmbeddings.MaxAge, archive: Retention.DocumentEmbeddings.Archive },
     EvalCaseResults: { maxAgeMs: Retention.EvalCaseResults.MaxAge, archive: Retention.EvalCaseResults.Archive },
     WorkflowCheckpoints: { maxAgeMs: Retention.WorkflowCheckpoints.MaxAge, archive: Retention.WorkflowCheckpoints.Archive },
