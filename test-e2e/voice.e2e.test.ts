@@ -63,7 +63,6 @@ function transcribe(
 ) {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(audio)], { type: options.type ?? 'application/octet-stream' }), 'speech.bin');
-  // Through the first gateway, as speak's calls go: Voice:MaxConcurrentRequests' slots are a run executor's own.
   return httpRequest(target.url, 'POST', `/api/voice/transcriptions${options.query ?? ''}`, {
     rawBody: form as never,
     headers: options.headers ?? acme,
@@ -205,8 +204,9 @@ describe('speech through the ElevenLabs-style API', () => {
     const first = speak(eleven, { text: SAID });
     const second = transcribe(eleven, audio);
     await eventually(() => mock.requests.length === before + 2 || undefined, 'both calls reach the provider', 2_500);
-    // The slots are a run executor's own: every call here goes through the first gateway, to its executor.
-    const third = await httpRequest(eleven.url, 'POST', '/api/voice/speech', { body: { text: 'third' }, headers: acme });
+    // The slots are shared by the run executors: with two of each (split shape, HANGAR_TEST_SPLIT_REPLICAS=2)
+    // the last gateway calls the executor the first two calls did not reach.
+    const third = await httpRequest(eleven.urls.at(-1)!, 'POST', '/api/voice/speech', { body: { text: 'third' }, headers: acme });
     expectProblem(third, 429, 'rate_limited');
     expect(mock.requests.length).toBe(before + 2);
     release();

@@ -10,7 +10,7 @@ import {
   ScheduleServiceDefinition,
   WorkflowServiceDefinition,
 } from '@hangar/contracts';
-import { createOutboxRelay } from '@hangar/messaging';
+import { createOutboxRelay, createSharedSlots } from '@hangar/messaging';
 import {
   addSpanSink,
   auditOrLog,
@@ -148,11 +148,20 @@ export const runExecutorModule = grpcServiceModule({
       settings: config,
     });
     // The speech provider is the operator's configuration too.
+    const speechProvider = createSpeechProvider(config, operatorEgress.fetch);
+    // Its slots are the provider account's: one count across the run executors on one Redis.
+    const speechSlots = await createSharedSlots({
+      limit: config.Voice.MaxConcurrentRequests,
+      key: `${config.Redis.ChannelPrefix}voice-slots`,
+      redisUrl: speechProvider ? config.Redis.ConnectionString : null,
+      onError: (error) => logger.warn({ err: error }, 'speech slots could not be counted in Redis; this process counts its own meanwhile'),
+    });
     const voiceService = createVoiceService({
-      provider: createSpeechProvider(config, operatorEgress.fetch),
+      provider: speechProvider,
       audit: auditOrLog(clients.audit, logger),
       spend,
       settings: config,
+      slots: speechSlots,
     });
     const engine = createRunEngine({
       config,
@@ -352,6 +361,7 @@ export const runExecutorModule = grpcServiceModule({
         await Promise.all([tenantSettings.stop(), cachedAgents.stop(), quotaCoverage.stop(), experiments.stop()]);
         await tenantEgress.close();
         await operatorEgress.close();
+        await speechSlots.close();
         clients.close();
       },
     };

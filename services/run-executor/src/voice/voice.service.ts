@@ -1,4 +1,5 @@
 import { HangarError, notFound, validationError, type AuditWriter, type Caller, type HangarConfig } from '@hangar/platform';
+import type { SharedSlots } from '@hangar/messaging';
 import { readAudioFile } from './audio-file.js';
 import type { SpeechProvider } from './speech-provider.js';
 import { synthesisCharge, transcriptionCharge, type SpeechCharge } from './speech-pricing.js';
@@ -32,9 +33,9 @@ export interface TranscribedSpeech {
 
 /**
  * Speech in and out (API.md "Images and voice"): text to speech and speech to text with the speech
- * provider of this deployment, at most `Voice:MaxConcurrentRequests` calls in flight in this
- * process (one more is refused with 429, never queued behind a slow provider), each priced per
- * `Pricing:Voice` and recorded in the audit trail.
+ * provider of this deployment, at most `Voice:MaxConcurrentRequests` calls in flight across the
+ * run executors sharing its Redis (one more is refused with 429, never queued behind a slow
+ * provider), each priced per `Pricing:Voice` and recorded in the audit trail.
  */
 export function createVoiceService(deps: {
   /** Undefined while no speech provider is configured: every request is 404, as if the routes were not there. */
@@ -44,28 +45,32 @@ export function createVoiceService(deps: {
   /** Speech and transcriptions are spend outside any run: admitted and counted by the tenant's quotas. */
   spend: Pick<SpendQuota, 'admit' | 'count'>;
   settings: Pick<HangarConfig, 'Voice' | 'Pricing' | 'Attachments'>;
+  /** `Voice:MaxConcurrentRequests` slots, shared by the run executors on one Redis. */
+  slots: SharedSlots;
 }) {
   const { Voice, Pricing, Attachments } = deps.settings;
-  let inFlight = 0;
 
   /**
    * A slot of `Voice:MaxConcurrentRequests`, given back by the release it returns (which may be
    * called more than once) or by the caller's abort, whichever comes first.
    */
-  function takeSlot(signal: AbortSignal): () => void {
+  async function takeSlot(signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) throw new HangarError('validation', 'the caller went away');
-    if (inFlight >= Voice.MaxConcurrentRequests)
+    const taken = await deps.slots.take();
+    if (!taken)
       throw new HangarError(
         'tooManyRequests',
         `${Voice.MaxConcurrentRequests} speech requests are with the provider already (Voice:MaxConcurrentRequests); retry shortly`,
         {},
         'rate_limited',
       );
-    inFlight += 1;
-    let released = false;
+    // Gone while the slot was being taken: nobody would read the answer.
+    if (signal.aborted) {
+      taken();
+      throw new HangarError('validation', 'the caller went away');
+    }
     const release = () => {
-      if (!released) inFlight -= 1;
-      released = true;
+      taken();
       signal.removeEventListener('abort', release);
     };
     signal.addEventListener('abort', release, { once: true });
@@ -102,7 +107,7 @@ export function createVoiceService(deps: {
       ];
       if (problems.length) throw validationError('the speech request is not valid', problems);
       await deps.spend.admit(caller);
-      const release = takeSlot(signal);
+      const release = await takeSlot(signal);
       let spoken: Awaited<ReturnType<SpeechProvider['synthesize']>>;
       try {
         spoken = await provider.synthesize(
@@ -149,7 +154,7 @@ export function createVoiceService(deps: {
           { path: 'language', message: 'must be an ISO 639-1 code such as en' },
         ]);
       // Taken before the upload is read: the buffered uploads of a process are bounded by the slots too.
-      const release = takeSlot(signal);
+      const release = await takeSlot(signal);
       let transcript: Awaited<ReturnType<SpeechProvider['transcribe']>>;
       let file: Awaited<ReturnType<typeof readAudioFile>>;
       try {

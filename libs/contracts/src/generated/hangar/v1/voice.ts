@@ -1847,7 +1847,7 @@ export const ConverseResponse: MessageFns<ConverseResponse> = {
  * speech provider of this deployment (Voice:Provider's OpenAI speech API, or the ElevenLabs-style
  * API at Voice:Endpoint), priced per Pricing:Voice. Every call acts for the tenant named in the
  * `x-hangar-tenant` metadata entry. Both calls are 404 while no speech provider is configured, and
- * RESOURCE_EXHAUSTED while Voice:MaxConcurrentRequests calls of this process are with the provider.
+ * RESOURCE_EXHAUSTED while Voice:MaxConcurrentRequests calls are with the provider (counted across the run executors on one Redis).
  */
 export type VoiceServiceDefinition = typeof VoiceServiceDefinition;
 export const VoiceServiceDefinition = {
