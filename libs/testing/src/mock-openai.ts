@@ -206,6 +206,21 @@ export async function startMockOpenAI() {
       return;
     }
     const id = `chatcmpl-${requests.length}`;
+    // A call that does not ask for a stream (the AI SDK's generateText) gets one JSON completion.
+    if (parsed.stream !== true && 'text' in reply) {
+      const usage = reply.usage ?? { prompt: 10, completion: 5 };
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created: 0,
+          model: parsed.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+        }),
+      );
+      return;
+    }
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: parsed.model, choices, ...extra })}\n\n`;
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

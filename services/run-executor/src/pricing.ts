@@ -24,11 +24,11 @@ export function costOf(usage: Usage, prices: PriceSnapshot, currency: string | n
 }
 
 /**
- * A run's cost with what its image tool drew (Pricing:Images) added to the total; a run whose model
- * was not priced but whose images were costs its images.
+ * A run's cost with what it paid beyond its model turns' tokens (the images its tool drew, the
+ * compaction of its history) added to the total; a run whose model was not priced costs those alone.
  */
-export function withImageCost(cost: Cost | null, imageCost: number | null, currency: string | null): Cost | null {
-  if (imageCost === null) return cost;
-  if (cost === null) return { input: null, output: null, cachedInput: null, total: imageCost, currency: currency ?? 'USD' };
-  return { ...cost, total: cost.total + imageCost };
+export function withExtraCost(cost: Cost | null, extraCost: number | null, currency: string | null): Cost | null {
+  if (extraCost === null) return cost;
+  if (cost === null) return { input: null, output: null, cachedInput: null, total: extraCost, currency: currency ?? 'USD' };
+  return { ...cost, total: cost.total + extraCost };
 }

@@ -13,10 +13,6 @@ import { ConfigSchema, type HangarConfig } from './schema.js';
  */
 // prettier-ignore
 export const NOT_YET_EFFECTIVE: Readonly<Record<string, readonly string[]>> = {
-  // SPEC Limits "Core": compaction summarization.
-  Compaction: [
-    'UtilityModel',
-  ],
   // The embedded store (PGlite) has no statement timeout.
   'Embedded store timeout': [
     'Stores:Embedded:CommandTimeoutSeconds',

@@ -518,6 +518,13 @@ export const ConfigSchema = z
     if (config.SingletonExecution.Enabled && config.SingletonExecution.LeaseDuration < 3000) {
       ctx.addIssue({ code: 'custom', path: ['SingletonExecution', 'LeaseDuration'], message: 'must be at least 3 seconds while enabled' });
     }
+    if (config.UtilityModel !== null) {
+      const [provider, ...model] = config.UtilityModel.split('/');
+      if (!provider || !model.join('/'))
+        ctx.addIssue({ code: 'custom', path: ['UtilityModel'], message: 'must be provider/model, e.g. openai/gpt-4.1-mini' });
+      else if (!config.Providers[provider])
+        ctx.addIssue({ code: 'custom', path: ['UtilityModel'], message: `names provider "${provider}", which is not one of Providers` });
+    }
     if (config.Images.Enabled) {
       if (!config.Images.Provider)
         ctx.addIssue({ code: 'custom', path: ['Images', 'Provider'], message: 'is required while Images:Enabled is true' });

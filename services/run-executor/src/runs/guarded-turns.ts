@@ -1,6 +1,7 @@
 import { renderInstructions } from '@hangar/contracts';
-import type { Caller, HangarConfig } from '@hangar/platform';
+import type { Caller, HangarConfig, Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
+import type { HistoryCompactor } from './compaction.js';
 import type { ContentGuard } from '../content-guard.js';
 import type { Emit } from '../events/event-writer.js';
 import type { ModelTurns, ModelTurnsResult, RunSpend, TreeBudget } from './model-turns.js';
@@ -14,6 +15,8 @@ import { holdForApproval, type AskAgent, type RunToolContext, type ToolSets } fr
 export interface GuardedTurnsDeps {
   tools: ToolSets;
   modelTurns: ModelTurns;
+  compaction?: HistoryCompactor;
+  logger: Logger;
   guard: ContentGuard | undefined;
   settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse' | 'Voice'>;
 }
@@ -41,6 +44,38 @@ export interface TurnsInput {
 /** A run's model turns with the content guard around them (SPEC Agents 13): its input refused, its answer held, read, masked. */
 export function createGuardedTurns(deps: GuardedTurnsDeps) {
   const { settings } = deps;
+
+  /**
+   * The session's history as this run sends it: compacted by `UtilityModel` when it would not fit
+   * the agent's window (its cost charged to the run). A compaction that fails leaves it whole, said
+   * in an event: the model may still take it, or refuses it as the run's failure.
+   */
+  async function compactedHistory(input: TurnsInput): Promise<{ history: PreparedRun['history']; summary?: string }> {
+    const { prepared, request, signal } = input;
+    if (!deps.compaction || !prepared.history.length) return { history: prepared.history };
+    try {
+      const compacted = await deps.compaction.compact(input.caller, {
+        agentName: prepared.definition.name,
+        parameters: prepared.parameters,
+        history: prepared.history,
+        messages: request.messages,
+        signal,
+      });
+      if (!compacted.compaction) return { history: compacted.history };
+      const { summary, usage, cost, ...about } = compacted.compaction;
+      if (cost !== null) input.spent.extraCost = (input.spent.extraCost ?? 0) + cost;
+      await input.rowWritten;
+      await input.emit('history.compacted', { ...about, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cost });
+      return { history: compacted.history, summary };
+    } catch (error) {
+      if (signal.aborted) return { history: prepared.history };
+      deps.logger.warn({ err: error, runId: input.run.id }, 'the session history could not be compacted; it is sent whole');
+      await input.rowWritten;
+      await input.emit('history.compaction_failed', { message: (error as Error).message });
+      return { history: prepared.history };
+    }
+  }
+
   return async function* turns(input: TurnsInput): AsyncGenerator<RunUpdate, ModelTurnsResult> {
     const { caller, request, prepared, run, budget, signal, emit, blockedInput, spent, humanWait } = input;
     if (blockedInput) {
@@ -50,7 +85,8 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
         failure: { errorType: 'content_blocked', message: 'the request contains content this deployment does not accept (content guard)' },
       };
     }
-    const { definition, parameters, history, attachments, tenant } = prepared;
+    const { definition, parameters, attachments, tenant } = prepared;
+    const { history, summary } = await compactedHistory(input);
     const guard = deps.guard;
     const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
     // Buffered, an answer reaches the caller only once the guard has read all of it.
@@ -77,6 +113,7 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
       system:
         [
           renderInstructions(definition.instructions, parameters),
+          summary && `A summary of the earlier part of this conversation, whose messages no longer fit:\n${summary}`,
           skillInstructions,
           structured && structuredResponseHint(definition),
           request.instructions,

@@ -77,10 +77,10 @@ export interface ModelTurnsInput {
   approveEveryTool?: { held: HeldTools };
 }
 
-/** What a run spent so far: its model steps' usage, and what its image tool drew, priced (null: nothing priced). */
+/** What a run spent so far: its model steps' usage, and what it paid beside them (images drawn, history compacted), priced (null: nothing priced). */
 export interface RunSpend {
   usage: Usage;
-  imageCost: number | null;
+  extraCost: number | null;
 }
 
 export interface ModelTurnsResult {
@@ -164,10 +164,10 @@ export function createModelTurns(deps: ModelTurnsDeps) {
               stepCountIs(MAX_STEPS),
               ({ steps }) => {
                 const spent = sumUsage(steps.map((step) => step.usage));
-                // The images this run drew so far count too (its image tool charges them as it draws).
+                // What the run paid beside its turns counts too (images drawn, charged as they are; its history's compaction).
                 const cost =
                   (costOf(spent, priceFor(settings.Pricing, candidate.provider, candidate.model), null)?.total ?? 0) +
-                  (input.spent.imageCost ?? 0);
+                  (input.spent.extraCost ?? 0);
                 if (budget.tokens + spent.totalTokens > graph.maxTotalTokens)
                   graphLimit = `the tree used more than ${graph.maxTotalTokens} tokens (AgentGraph:MaxTotalTokens)`;
                 else if (budget.cost + cost > graph.maxTotalCost)

@@ -18,7 +18,7 @@ export interface PrepareDeps {
   tenantSettings: TenantSettingsSource;
   sessions: SessionGateway;
   attachments: AttachmentReader;
-  settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight'>;
+  settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight' | 'UtilityModel'>;
 }
 
 export type SessionMessage = { role: string; content: unknown };
@@ -121,7 +121,8 @@ export function createPreparation(deps: PrepareDeps) {
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);
       const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
-      if (deps.settings.Preflight.Enabled) {
+      // With a UtilityModel, a session too long for the window is compacted when the run starts, not refused.
+      if (deps.settings.Preflight.Enabled && !(deps.settings.UtilityModel && history.length)) {
         const estimate = await deps.agents.estimate(caller, definition.name, promptOf(history, request.messages), parameters);
         if (estimate.wouldBeRejected) {
           throw new HangarError(

@@ -43,6 +43,7 @@ import type { ReconciliationRepository } from '../reconciliation/reconciliation.
 import { createReconciliation } from '../reconciliation/reconciliation.service.js';
 import { createAdmission } from './admission.js';
 import { createModelTurns } from './model-turns.js';
+import { createHistoryCompaction } from './compaction.js';
 import { createPreparation } from './prepare.js';
 import { graphLimit } from './child-runs.js';
 import { createRunExecution } from './run-execution.js';
@@ -179,6 +180,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       settings: config,
       graph: { maxTotalTokens: graphLimit(config.AgentGraph.MaxTotalTokens), maxTotalCost: graphLimit(config.AgentGraph.MaxTotalCost) },
     }),
+    compaction: createHistoryCompaction({ agents: deps.agents, models: deps.models, settings: config }),
     cancellation,
     guard: contentGuardFrom(config),
     metrics,

@@ -7,7 +7,7 @@ import type { Cancellation } from '../cancellation/cancellation.service.js';
 import type { SessionGateway } from '../clients/ports.js';
 import type { ContentGuard } from '../content-guard.js';
 import { createEventWriter, type EventWriter, type EventWriterDeps } from '../events/event-writer.js';
-import { costOf, priceFor, withImageCost } from '../pricing.js';
+import { costOf, priceFor, withExtraCost } from '../pricing.js';
 import { retryWhileUnavailable, type Recorder } from '../recording.js';
 import type { ReconciliationRepository } from '../reconciliation/reconciliation.repository.js';
 import type { ModelTurns, ModelTurnsResult, RunSpend, TreeBudget } from './model-turns.js';
@@ -30,6 +30,7 @@ import { JobHandedBack } from './run-interruption.js';
 import { recordable, type RunUpdate } from './run-update.js';
 import type { ToolSets } from './tool-set.js';
 import { createChildRuns } from './child-runs.js';
+import type { HistoryCompactor } from './compaction.js';
 import { createGuardedTurns } from './guarded-turns.js';
 import { inRunContext, startRunTrace } from '../traces/run-tracing.js';
 import type { RunSpanClaims } from '../traces/run-span-recorder.js';
@@ -60,6 +61,8 @@ export interface RunExecutionDeps {
   sessions: Pick<SessionGateway, 'append'>;
   tools: ToolSets;
   modelTurns: ModelTurns;
+  /** `UtilityModel`'s summaries of sessions too long for their agent's window (absent: not set). */
+  compaction?: HistoryCompactor;
   cancellation: Cancellation;
   guard: ContentGuard | undefined;
   metrics: Pick<RunMetrics, 'runStarted'>;
@@ -182,7 +185,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
     let updates: AsyncGenerator<RunUpdate, ModelTurnsResult> | undefined;
     let ended = false;
     // What the run spent so far; a run that ends mid-turn records the steps finished until then.
-    const spent: RunSpend = { usage: ZERO_USAGE, imageCost: null };
+    const spent: RunSpend = { usage: ZERO_USAGE, extraCost: null };
 
     /** Records the run's end once: its row, then its terminal event after every event before it. */
     async function end(outcome: Omit<RunOutcome, 'prices'> & { prices?: RunOutcome['prices'] }): Promise<RunRow> {
@@ -269,7 +272,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
               spent,
               humanWait: context.humanWait,
               chargeImages: (charge) => {
-                if (charge.cost !== null) spent.imageCost = (spent.imageCost ?? 0) + charge.cost;
+                if (charge.cost !== null) spent.extraCost = (spent.extraCost ?? 0) + charge.cost;
               },
               askAgent: async (agentName, message, announce) => {
                 await rowWritten;
@@ -287,7 +290,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       spent.usage = outcome.usage;
       const prices = priceFor(settings.Pricing, outcome.answered?.provider ?? null, outcome.answered?.model ?? null);
       const modelCost = outcome.answered ? costOf(outcome.usage, prices, settings.Pricing.Currency) : null;
-      const cost = withImageCost(modelCost, spent.imageCost, settings.Pricing.Currency);
+      const cost = withExtraCost(modelCost, spent.extraCost, settings.Pricing.Currency);
       // Children finish inside their parent's tool call, so the tree's spend is known at the parent's next turn.
       budget.tokens += outcome.usage.totalTokens;
       budget.cost += cost?.total ?? 0;
@@ -323,7 +326,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
       const finished = await end({
         status: 'Failed',
         usage: spent.usage,
-        cost: withImageCost(null, spent.imageCost, settings.Pricing.Currency),
+        cost: withExtraCost(null, spent.extraCost, settings.Pricing.Currency),
         errorType,
         errorMessage: message,
       });
@@ -335,7 +338,7 @@ export function createRunExecution(deps: RunExecutionDeps) {
         await end({
           status: 'Canceled',
           usage: spent.usage,
-          cost: withImageCost(null, spent.imageCost, settings.Pricing.Currency),
+          cost: withExtraCost(null, spent.extraCost, settings.Pricing.Currency),
           errorType: null,
           errorMessage: null,
         }).catch((error) => deps.logger.error({ err: error, runId }, 'run could not be ended'));
