@@ -73,10 +73,12 @@ describe('history compaction', () => {
     // The first summary read the oldest turns; the run's model then got the summary instead of them.
     expect(JSON.stringify(summarized[0].messages)).toContain('ACME-1');
     const last = mock.requests.filter((request) => request.model === 'small-window').at(-1)!;
-    expect(systemOf(last)).toContain('You keep the order book.');
-    expect(systemOf(last)).toContain(SUMMARY);
-    expect(JSON.stringify(last.messages.filter((message) => message.role !== 'system'))).not.toContain('ACME-1 ');
-    expect(JSON.stringify(last.messages)).toContain('ACME-6');
+    // The summary is the conversation's first message, not an instruction: its words are the users', rephrased.
+    expect(systemOf(last)).toBe('You keep the order book.');
+    const [first, ...rest] = last.messages.filter((message) => message.role !== 'system');
+    expect(first).toMatchObject({ role: 'user', content: expect.stringContaining(SUMMARY) });
+    expect(JSON.stringify(rest)).not.toContain('ACME-1 ');
+    expect(JSON.stringify(rest)).toContain('ACME-6');
 
     const latest = (await hangar.request('GET', '/api/runs?sessionId=long-session&take=1')).body[0];
     const compacted = (await eventsOf(latest.id)).find((event) => event.type === 'history.compacted');
@@ -96,6 +98,19 @@ describe('history compaction', () => {
     const session = (await hangar.request('GET', '/api/sessions/long-session')).body;
     expect(session.messages).toHaveLength(12);
     expect(session.messages[0].content).toBe(TURN(1));
+  });
+
+  it('refuses a run whose new message leaves no room for the history even summarized, before any model is asked', async () => {
+    mock.script('summarizer', () => ({ text: SUMMARY }));
+    await runJson('clerk', 'crowded', TURN(1));
+    const [summaries, turns] = [mock.callsTo('summarizer'), mock.callsTo('small-window')];
+    const refused = await hangar.request('POST', '/api/agents/clerk/run', {
+      body: { message: 'word '.repeat(130), sessionId: 'crowded' },
+      headers: { 'idempotency-key': randomBytes(6).toString('hex') },
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body).toMatchObject({ errorType: 'context_window_exceeded', allowedPromptTokens: 160 });
+    expect([mock.callsTo('summarizer'), mock.callsTo('small-window')]).toEqual([summaries, turns]);
   });
 
   it('sends the history whole when the utility model fails, saying so in an event', async () => {

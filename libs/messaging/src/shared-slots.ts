@@ -28,7 +28,9 @@ export interface SharedSlotsOptions {
 
 /**
  * One sorted set per key: a member per held slot, scored by when its lease ends, on Redis's clock.
- * A take drops ended leases and adds one while fewer than the limit are left, in one script.
+ * A take drops ended leases and adds one while fewer than the limit are left, in one script. A
+ * renewal adds the holder's slots back if they are gone (Redis restarted empty, or an outage
+ * outlasted their lease): what is with the provider still counts.
  */
 const TAKE = `
 local now = redis.call('TIME')
@@ -42,7 +44,7 @@ return 1`;
 const RENEW = `
 local now = redis.call('TIME')
 local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', ms + tonumber(ARGV[1]), ARGV[i]) end
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], ms + tonumber(ARGV[1]), ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 0`;
 

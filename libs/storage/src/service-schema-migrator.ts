@@ -54,14 +54,30 @@ class ServiceSchemaIntrospector implements DatabaseIntrospector {
  * only processes migrating the same schema wait for each other.
  */
 class SchemaMigrationLockAdapter extends PostgresAdapter {
+  // Tried, not waited for in one statement: a wait under the statement timeout would fail the start
+  // of a process that finds a long migration of its schema under way (the migration Job's).
   override async acquireMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void> {
-    await sql`select pg_advisory_lock(hashtextextended(${lockKeyOf(options)}, 0))`.execute(db);
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      const { rows } = await sql<{
+        locked: boolean;
+      }>`select pg_try_advisory_lock(hashtextextended(${lockKeyOf(options)}, 0)) as locked`.execute(db);
+      if (rows[0]?.locked) return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `the migration lock of schema ${options.lockTableSchema} was held by another process for ${LOCK_WAIT_MS / 60_000} minutes`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   override async releaseMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void> {
     await sql`select pg_advisory_unlock(hashtextextended(${lockKeyOf(options)}, 0))`.execute(db);
   }
 }
+
+/** How long a process waits for another's migrations of its schema before its start fails. */
+const LOCK_WAIT_MS = 10 * 60_000;
 
 const lockKeyOf = (options: MigrationLockOptions) => `hangar-migrations:${options.lockTableSchema ?? 'public'}`;
 

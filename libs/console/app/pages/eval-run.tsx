@@ -38,7 +38,10 @@ const RESULT_COLUMNS: Column<CaseResult>[] = [
 /** One suite run: its summary as the cases end, a cancel while it is unfinished, and each case's result with its run. */
 export function EvalRunPage({ client, suiteRunId }: { client: HangarClient; suiteRunId: string }) {
   const suiteRun = useLoaded(() => client.evaluations.getEvalRun(suiteRunId), [client, suiteRunId]);
-  const unfinished = suiteRun.value !== undefined && UNFINISHED.has(suiteRun.value.status);
+  // The last status read: a recheck that failed (a gateway restarting) does not stop the rechecks.
+  const [lastStatus, setLastStatus] = useState<string>();
+  useEffect(() => void (suiteRun.value && setLastStatus(suiteRun.value.status)), [suiteRun.value]);
+  const unfinished = lastStatus !== undefined && UNFINISHED.has(lastStatus);
   useEffect(() => {
     if (!unfinished) return;
     const timer = setInterval(suiteRun.reload, RECHECK_MS);

@@ -1,7 +1,7 @@
 import { renderInstructions } from '@hangar/contracts';
 import type { Caller, HangarConfig, Logger } from '@hangar/platform';
 import type { HumanWait } from '../approvals/approvals.service.js';
-import type { HistoryCompactor } from './compaction.js';
+import { summaryMessage, type HistoryCompactor, type TooLong } from './compaction.js';
 import type { ContentGuard } from '../content-guard.js';
 import type { Emit } from '../events/event-writer.js';
 import type { ModelTurns, ModelTurnsResult, RunSpend, TreeBudget } from './model-turns.js';
@@ -18,7 +18,7 @@ export interface GuardedTurnsDeps {
   compaction?: HistoryCompactor;
   logger: Logger;
   guard: ContentGuard | undefined;
-  settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse' | 'Voice'>;
+  settings: Pick<HangarConfig, 'ContentGuard' | 'RunRecording' | 'StructuredResponse' | 'Voice' | 'Preflight'>;
 }
 
 export interface TurnsInput {
@@ -47,10 +47,11 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
 
   /**
    * The session's history as this run sends it: compacted by `UtilityModel` when it would not fit
-   * the agent's window (its cost charged to the run). A compaction that fails leaves it whole, said
-   * in an event: the model may still take it, or refuses it as the run's failure.
+   * the agent's window (its summary first, its cost charged to the run). A compaction that fails
+   * leaves it whole, said in an event: the model may still take it, or refuses it as the run's
+   * failure. `tooLong`: it does not fit even so, and `Preflight:Enabled` refuses such prompts.
    */
-  async function compactedHistory(input: TurnsInput): Promise<{ history: PreparedRun['history']; summary?: string }> {
+  async function compactedHistory(input: TurnsInput): Promise<{ history: PreparedRun['history']; tooLong?: TooLong }> {
     const { prepared, request, signal } = input;
     if (!deps.compaction || !prepared.history.length) return { history: prepared.history };
     try {
@@ -59,19 +60,22 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
         parameters: prepared.parameters,
         history: prepared.history,
         messages: request.messages,
+        tenant: prepared.tenant,
         signal,
       });
-      if (!compacted.compaction) return { history: compacted.history };
+      const tooLong = settings.Preflight.Enabled ? compacted.tooLong : undefined;
+      if (!compacted.compaction) return { history: compacted.history, tooLong };
       const { summary, usage, cost, ...about } = compacted.compaction;
       if (cost !== null) input.spent.extraCost = (input.spent.extraCost ?? 0) + cost;
       await input.rowWritten;
       await input.emit('history.compacted', { ...about, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cost });
-      return { history: compacted.history, summary };
+      return { history: [summaryMessage(summary), ...compacted.history], tooLong };
     } catch (error) {
       if (signal.aborted) return { history: prepared.history };
       deps.logger.warn({ err: error, runId: input.run.id }, 'the session history could not be compacted; it is sent whole');
       await input.rowWritten;
-      await input.emit('history.compaction_failed', { message: (error as Error).message });
+      // The provider's own words stay in the log: they may name the operator's account.
+      await input.emit('history.compaction_failed', { message: 'the utility model could not summarize the history; it is sent whole' });
       return { history: prepared.history };
     }
   }
@@ -86,7 +90,16 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
       };
     }
     const { definition, parameters, attachments, tenant } = prepared;
-    const { history, summary } = await compactedHistory(input);
+    const { history, tooLong } = await compactedHistory(input);
+    if (tooLong)
+      return {
+        usage: ZERO_USAGE,
+        outputText: '',
+        failure: {
+          errorType: 'context_window_exceeded',
+          message: `the prompt is estimated at ${tooLong.estimatedPromptTokens} tokens even with its history summarized; the model allows ${tooLong.allowedPromptTokens}`,
+        },
+      };
     const guard = deps.guard;
     const inspectOutput = guard !== undefined && settings.ContentGuard.InspectOutput;
     // Buffered, an answer reaches the caller only once the guard has read all of it.
@@ -113,7 +126,6 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
       system:
         [
           renderInstructions(definition.instructions, parameters),
-          summary && `A summary of the earlier part of this conversation, whose messages no longer fit:\n${summary}`,
           skillInstructions,
           structured && structuredResponseHint(definition),
           request.instructions,

@@ -9,6 +9,7 @@ import type {
   TenantSettingsSource,
 } from '../clients/ports.js';
 import type { Admission } from './admission.js';
+import type { HistoryCompactor } from './compaction.js';
 import type { StartRunRequest } from './run.model.js';
 
 export interface PrepareDeps {
@@ -18,7 +19,9 @@ export interface PrepareDeps {
   tenantSettings: TenantSettingsSource;
   sessions: SessionGateway;
   attachments: AttachmentReader;
-  settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight' | 'UtilityModel'>;
+  settings: Pick<HangarConfig, 'MaxParameterValueLength' | 'Preflight'>;
+  /** `UtilityModel`'s compaction: a session run over its window that would fit once compacted is not refused. */
+  compaction?: Pick<HistoryCompactor, 'fitsOnceCompacted'>;
 }
 
 export type SessionMessage = { role: string; content: unknown };
@@ -121,10 +124,16 @@ export function createPreparation(deps: PrepareDeps) {
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);
       const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
-      // With a UtilityModel, a session too long for the window is compacted when the run starts, not refused.
-      if (deps.settings.Preflight.Enabled && !(deps.settings.UtilityModel && history.length)) {
+      if (deps.settings.Preflight.Enabled) {
         const estimate = await deps.agents.estimate(caller, definition.name, promptOf(history, request.messages), parameters);
-        if (estimate.wouldBeRejected) {
+        // With a UtilityModel, a session too long for the window is compacted when the run starts, if that can make it fit.
+        const compactable =
+          estimate.wouldBeRejected &&
+          history.length > 0 &&
+          estimate.allowedPromptTokens !== null &&
+          deps.compaction !== undefined &&
+          (await deps.compaction.fitsOnceCompacted(caller, definition.name, request.messages, parameters, estimate.allowedPromptTokens));
+        if (estimate.wouldBeRejected && !compactable) {
           throw new HangarError(
             'validation',
             `the prompt is estimated at ${estimate.estimatedPromptTokens} tokens; the model allows ${estimate.allowedPromptTokens}`,

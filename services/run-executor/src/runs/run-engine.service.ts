@@ -129,7 +129,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     batchWindowMs: config.Hangar.Runs.EventBatchWindow,
   };
   const admit = createAdmission({ admitRun: deps.admitRun, logger, settings: config });
+  // UtilityModel's: a session too long for its agent's window is summarized for the run, not refused.
+  const compaction = createHistoryCompaction({ agents: deps.agents, models: deps.models, settings: config });
   const preparation = createPreparation({
+    compaction,
     agents: deps.agents,
     admit,
     tenantSettings: deps.tenantSettings,
@@ -180,7 +183,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       settings: config,
       graph: { maxTotalTokens: graphLimit(config.AgentGraph.MaxTotalTokens), maxTotalCost: graphLimit(config.AgentGraph.MaxTotalCost) },
     }),
-    compaction: createHistoryCompaction({ agents: deps.agents, models: deps.models, settings: config }),
+    compaction,
     cancellation,
     guard: contentGuardFrom(config),
     metrics,

@@ -80,6 +80,7 @@ export interface RunExecutionDeps {
     | 'RunContinuation'
     | 'StructuredResponse'
     | 'Observability'
+    | 'Preflight'
   >;
 }
 
