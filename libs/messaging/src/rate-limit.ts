@@ -1,6 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { createClient } from 'redis';
-import { closeRedisClient } from './redis.js';
+import { closeRedisClient, connectCommandClient } from './redis.js';
 
 export interface WindowTake {
   allowed: boolean;
@@ -32,17 +31,8 @@ export async function createFixedWindowLimiter(options: {
   let limiter: RateLimiterAbstract;
   let close = async () => {};
   if (options.redisUrl) {
-    let connected = false;
-    const client = createClient({
-      url: options.redisUrl,
-      disableOfflineQueue: true,
-      commandOptions: { timeout: 2000 },
-      socket: { connectTimeout: 5000, reconnectStrategy: (retries, cause) => (connected ? Math.min(100 * 2 ** retries, 2000) : cause) },
-    });
-    // Heard, so an outage never ends the process; takes fail meanwhile.
-    client.on('error', (error: Error) => options.onError?.(error));
-    await client.connect();
-    connected = true;
+    // Takes fail while Redis is away.
+    const client = await connectCommandClient(options.redisUrl, options.onError);
     limiter = new RateLimiterRedis({
       storeClient: client,
       useRedisPackage: true,

@@ -126,6 +126,25 @@ export async function createRedisPubSub(options: RedisPubSubOptions): Promise<Pu
   };
 }
 
+/**
+ * A connected node-redis client for short commands (counters, slots): a server not there at start
+ * fails the start; once connected it rides out outages, every command failing at once meanwhile
+ * (nothing queued), each trouble reported to `onError` so that none ends the process.
+ */
+export async function connectCommandClient(url: string, onError?: (error: Error) => void) {
+  let connected = false;
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: 2000 },
+    socket: { connectTimeout: 5000, reconnectStrategy: (retries, cause) => (connected ? Math.min(100 * 2 ** retries, 2000) : cause) },
+  });
+  client.on('error', (error: Error) => onError?.(error));
+  await client.connect();
+  connected = true;
+  return client;
+}
+
 /** Closes a node-redis client: gracefully when Redis answers, at once when it is away (close() waits for pending commands, which never finish then). */
 export const closeRedisClient = (client: { close(): Promise<unknown>; destroy(): void }) =>
   withTimeout(client.close(), 1000).then(

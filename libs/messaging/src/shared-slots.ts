@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createClient } from 'redis';
-import { closeRedisClient } from './redis.js';
+import { closeRedisClient, connectCommandClient } from './redis.js';
 
 /**
  * At most `limit` slots held at once: across every process sharing one Redis when a URL is given,
@@ -68,17 +67,7 @@ export async function createSharedSlots(options: SharedSlotsOptions): Promise<Sh
   const local = localSlots(options.limit);
   if (!options.redisUrl) return { take: async () => local.take(), close: async () => {} };
   const leaseMs = options.leaseMs ?? 30_000;
-  let connected = false;
-  const client = createClient({
-    url: options.redisUrl,
-    disableOfflineQueue: true,
-    commandOptions: { timeout: 2000 },
-    socket: { connectTimeout: 5000, reconnectStrategy: (retries, cause) => (connected ? Math.min(100 * 2 ** retries, 2000) : cause) },
-  });
-  // Heard, so an outage never ends the process.
-  client.on('error', (error: Error) => options.onError?.(error));
-  await client.connect();
-  connected = true;
+  const client = await connectCommandClient(options.redisUrl, options.onError);
   const held = new Set<string>();
   const renewal = setInterval(() => {
     if (!held.size || !client.isReady) return;
