@@ -221,6 +221,7 @@ describe('the console’s Manage pages', () => {
     // The suite run's own page: its summary and each case's result, linked to the case's run.
     await runs.getByRole('link').first().click();
     await page.getByRole('heading', { name: `Suite run ${id}` }).waitFor();
+    expect(await page.locator('nav[aria-label="Sections"] [aria-current="page"]').textContent()).toBe('Manage');
     const results = page.getByRole('table', { name: 'Case results' });
     await expect.poll(() => results.locator('tbody tr').count()).toBe(2);
     const rows = await results.locator('tbody tr').allTextContents();

@@ -26,8 +26,10 @@ const SECTIONS = [
   { path: 'manage', label: 'Manage' },
   { path: 'api', label: 'API' },
 ];
-/** Pages reached from another page's links, not from the navigation: a suite run from its suite's page. */
-const LINKED_ONLY = ['eval-runs'];
+/** Pages reached from another page's links, not from the navigation, by the section they belong to: a suite run from its suite's page. */
+const LINKED_ONLY: Record<string, string> = { 'eval-runs': 'manage' };
+/** The navigation's section a page is shown under (a route's first part is any text, `constructor` too). */
+const sectionOf = (path: string) => (Object.hasOwn(LINKED_ONLY, path) ? LINKED_ONLY[path] : path);
 
 export function App() {
   const [credential, setCredential] = useState<Credential | undefined>(storedCredential);
@@ -68,7 +70,7 @@ export function App() {
         </a>
         <nav aria-label="Sections">
           {SECTIONS.map((each) => (
-            <a href={href(each.path)} aria-current={section === each.path ? 'page' : undefined}>
+            <a href={href(each.path)} aria-current={sectionOf(section) === each.path ? 'page' : undefined}>
               {each.label}
             </a>
           ))}
@@ -94,7 +96,7 @@ export function App() {
         {section === 'manage' && id && (!kind || (subId && !kind.get)) && <p class="problem">No page at #{route.join('/')}.</p>}
         {section === 'api' && <ExplorerPage client={client} credential={credential} operationId={id} />}
         {section === 'eval-runs' && id && <EvalRunPage key={id} client={client} suiteRunId={id} />}
-        {(LINKED_ONLY.includes(section) ? !id : !SECTIONS.some((each) => each.path === section)) && (
+        {(Object.hasOwn(LINKED_ONLY, section) ? !id : !SECTIONS.some((each) => each.path === section)) && (
           <p class="problem">No page at #{route.join('/')}.</p>
         )}
       </main>
