@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { firstKept, roomForHistory, summaryBound, transcriptOf, utilityModelOf } from '../src/runs/compaction.js';
+import { utilityModelOf } from '@hangar/platform';
+import { firstKept, roomForHistory, summaryBound, transcriptOf } from '../src/runs/compaction.js';
 
 const message = (role: string, length: number) => ({ role, content: 'x'.repeat(length) });
 

@@ -124,6 +124,13 @@ const SqlStore = {
   EnableReadView: bool().default(false),
 };
 
+/** `UtilityModel` as `provider/model`, the model keeping any further slash; undefined when it is not set. */
+export function utilityModelOf(setting: string | null): { provider: string; model: string } | undefined {
+  if (!setting) return undefined;
+  const slash = setting.indexOf('/');
+  return slash < 0 ? { provider: setting, model: '' } : { provider: setting.slice(0, slash), model: setting.slice(slash + 1) };
+}
+
 export const ConfigSchema = z
   .strictObject({
     DefaultTenantId: str('default'),
@@ -519,11 +526,15 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['SingletonExecution', 'LeaseDuration'], message: 'must be at least 3 seconds while enabled' });
     }
     if (config.UtilityModel !== null) {
-      const [provider, ...model] = config.UtilityModel.split('/');
-      if (!provider || !model.join('/'))
+      const utility = utilityModelOf(config.UtilityModel);
+      if (!utility?.provider || !utility.model)
         ctx.addIssue({ code: 'custom', path: ['UtilityModel'], message: 'must be provider/model, e.g. openai/gpt-4.1-mini' });
-      else if (!config.Providers[provider])
-        ctx.addIssue({ code: 'custom', path: ['UtilityModel'], message: `names provider "${provider}", which is not one of Providers` });
+      else if (!config.Providers[utility.provider])
+        ctx.addIssue({
+          code: 'custom',
+          path: ['UtilityModel'],
+          message: `names provider "${utility.provider}", which is not one of Providers`,
+        });
     }
     if (config.Images.Enabled) {
       if (!config.Images.Provider)

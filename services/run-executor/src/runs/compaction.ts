@@ -1,6 +1,6 @@
-import type { Caller, HangarConfig } from '@hangar/platform';
+import { utilityModelOf, type Caller, type HangarConfig } from '@hangar/platform';
 import { generateText } from 'ai';
-import type { AgentLoader } from '../clients/ports.js';
+import type { AgentLoader, PromptEstimate } from '../clients/ports.js';
 import { costOf, priceFor } from '../pricing.js';
 import type { ModelResolver, TenantBindings } from '../providers/model-providers.js';
 import { promptOf, textOf, type SessionMessage } from './prepare.js';
@@ -34,7 +34,7 @@ export const summaryMessage = (summary: string) => ({
 });
 
 export interface HistoryCompaction {
-  /** What the run's instructions carry instead of the summarized messages. */
+  /** What the run's conversation starts with instead of the summarized messages ({@link summaryMessage}). */
   summary: string;
   summarizedMessages: number;
   keptMessages: number;
@@ -43,13 +43,6 @@ export interface HistoryCompaction {
   usage: Usage;
   /** The summary's cost under Pricing (null: the utility model is not priced). */
   cost: number | null;
-}
-
-/** `UtilityModel` as `provider/model`; undefined when it is not set. */
-export function utilityModelOf(setting: string | null): { provider: string; model: string } | undefined {
-  if (!setting) return undefined;
-  const slash = setting.indexOf('/');
-  return { provider: setting.slice(0, slash), model: setting.slice(slash + 1) };
 }
 
 /**
@@ -123,12 +116,14 @@ export function createHistoryCompaction(deps: {
         history: SessionMessage[];
         messages: StartRunRequest['messages'];
         tenant?: TenantBindings;
+        /** The pre-flight check's estimate of the whole prompt, when it made one. */
+        estimate?: PromptEstimate;
         signal: AbortSignal;
       },
     ): Promise<{ history: SessionMessage[]; compaction?: HistoryCompaction; tooLong?: TooLong }> {
       const { history, messages, parameters } = run;
       if (!history.length) return { history };
-      const estimate = await deps.agents.estimate(caller, run.agentName, promptOf(history, messages), parameters);
+      const estimate = run.estimate ?? (await deps.agents.estimate(caller, run.agentName, promptOf(history, messages), parameters));
       const allowed = estimate.allowedPromptTokens;
       if (allowed === null || estimate.estimatedPromptTokens <= allowed) return { history };
       // The instructions and the new messages, which stay whatever is summarized.

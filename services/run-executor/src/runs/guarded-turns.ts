@@ -61,6 +61,7 @@ export function createGuardedTurns(deps: GuardedTurnsDeps) {
         history: prepared.history,
         messages: request.messages,
         tenant: prepared.tenant,
+        estimate: prepared.estimate,
         signal,
       });
       const tooLong = settings.Preflight.Enabled ? compacted.tooLong : undefined;

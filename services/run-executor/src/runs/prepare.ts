@@ -124,8 +124,9 @@ export function createPreparation(deps: PrepareDeps) {
       if (request.messages.length === 0) throw validationError('a run needs a message', [{ path: 'message', message: 'is required' }]);
       const attachments = await readAttachments(caller, request.attachments);
       const history = request.sessionId !== undefined ? await deps.sessions.open(caller, request.sessionId, definition.name) : [];
+      let estimate: PromptEstimate | undefined;
       if (deps.settings.Preflight.Enabled) {
-        const estimate = await deps.agents.estimate(caller, definition.name, promptOf(history, request.messages), parameters);
+        estimate = await deps.agents.estimate(caller, definition.name, promptOf(history, request.messages), parameters);
         // With a UtilityModel, a session too long for the window is compacted when the run starts, if that can make it fit.
         const compactable =
           estimate.wouldBeRejected &&
@@ -142,7 +143,8 @@ export function createPreparation(deps: PrepareDeps) {
           );
         }
       }
-      return { definition, version, parameters, attachments, history, tenant };
+      // The estimate goes with the run: its history's compaction reads it rather than asking again.
+      return { definition, version, parameters, attachments, history, tenant, estimate };
     },
 
     /** The pre-flight check's numbers for a run request, whether or not the check is on; opens no session. */
