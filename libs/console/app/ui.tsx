@@ -18,6 +18,18 @@ export function useLoaded<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload };
 }
 
+/**
+ * Calls `reload` every `everyMs` while `active`: for what changes elsewhere without an event to
+ * follow (a decision made in another tab, a suite run's cases ending).
+ */
+export function useRecheck(active: boolean, reload: () => void, everyMs: number) {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(reload, everyMs);
+    return () => clearInterval(timer);
+  }, [active, reload, everyMs]);
+}
+
 export function Problem({ error }: { error: unknown }) {
   return (
     <p class="problem" role="alert">

@@ -1,7 +1,7 @@
 import type { HangarClient } from '@hangar/client';
 import { useEffect, useState } from 'preact/hooks';
 import { href } from '../router.js';
-import { Empty, Loaded, Problem, Status, Table, formatDuration, formatTime, useLoaded, type Column } from '../ui.js';
+import { Empty, Loaded, Problem, Status, Table, formatDuration, formatTime, useLoaded, useRecheck, type Column } from '../ui.js';
 
 type SuiteRun = Awaited<ReturnType<HangarClient['evaluations']['getEvalRun']>>;
 type CaseResult = SuiteRun['results'][number];
@@ -42,11 +42,7 @@ export function EvalRunPage({ client, suiteRunId }: { client: HangarClient; suit
   const [lastStatus, setLastStatus] = useState<string>();
   useEffect(() => void (suiteRun.value && setLastStatus(suiteRun.value.status)), [suiteRun.value]);
   const unfinished = lastStatus !== undefined && UNFINISHED.has(lastStatus);
-  useEffect(() => {
-    if (!unfinished) return;
-    const timer = setInterval(suiteRun.reload, RECHECK_MS);
-    return () => clearInterval(timer);
-  }, [unfinished, suiteRun.reload]);
+  useRecheck(unfinished, suiteRun.reload, RECHECK_MS);
   const [cancelError, setCancelError] = useState<unknown>();
   const [canceling, setCanceling] = useState(false);
   const cancel = async () => {

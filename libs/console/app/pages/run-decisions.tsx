@@ -1,6 +1,6 @@
 import type { HangarClient } from '@hangar/client';
-import { useEffect, useState } from 'preact/hooks';
-import { Loaded, Problem, formatTime, useLoaded } from '../ui.js';
+import { useState } from 'preact/hooks';
+import { Loaded, Problem, formatTime, useLoaded, useRecheck } from '../ui.js';
 
 type Approval = Awaited<ReturnType<HangarClient['runs']['listApprovals']>>[number];
 type InputRequest = Awaited<ReturnType<HangarClient['workflows']['listRequests']>>[number];
@@ -36,11 +36,7 @@ export function RunDecisions({
     };
   }, [client, runId, isWorkflow, changes]);
   const waiting = (pending.value?.approvals.length ?? 0) + (pending.value?.requests.length ?? 0) > 0;
-  useEffect(() => {
-    if (!waiting) return;
-    const timer = setInterval(pending.reload, RECHECK_MS);
-    return () => clearInterval(timer);
-  }, [waiting, pending.reload]);
+  useRecheck(waiting, pending.reload, RECHECK_MS);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const decide = async (send: () => Promise<unknown>) => {
