@@ -59,7 +59,7 @@ const SPLIT = {
 export default defineConfig({
   test: {
     globalSetup: ['./tools/test-engines.ts'],
-    setupFiles: ['./tools/test-worker-watch.ts'],
+    setupFiles: ['./tools/test-worker-setup.ts'],
     testTimeout: 30_000,
     // A suite's beforeAll starts a Hangar (and its mock upstreams); one bound for all, set here, not per file.
     hookTimeout: 90_000,
@@ -68,7 +68,7 @@ export default defineConfig({
     // V8 (nodejs/node#64500), and three files assert on the process-wide tracer provider, which the
     // first Hangar of a process registers. docs/decisions.md, session 26.
     poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: true } },
-    reporters: ['default', './tools/summary-reporter.ts'],
+    reporters: ['default', './tools/timings-reporter.ts', './tools/summary-reporter.ts'],
     projects: [
       {
         extends: true,

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { EXIT_WITH_PARENT } from './distributed.js';
 import { TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
+import { timedStartUp } from './start-up-clock.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -41,15 +42,17 @@ const PORT_ATTEMPTS = 3;
  * The gateway's port is free when chosen, yet another process (its ephemeral gRPC ports, say) may
  * take it before Hangar listens: then it starts again on another port.
  */
-export async function spawnAllInOne(options: SpawnOptions = {}): Promise<AllInOneProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnOnce(options);
-    } catch (error) {
-      const portTaken = /EADDRINUSE/.test((error as Error).message) && !options.env?.HANGAR__Gateway__Port;
-      if (!portTaken || attempt === PORT_ATTEMPTS) throw error;
+export function spawnAllInOne(options: SpawnOptions = {}): Promise<AllInOneProcess> {
+  return timedStartUp(async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await spawnOnce(options);
+      } catch (error) {
+        const portTaken = /EADDRINUSE/.test((error as Error).message) && !options.env?.HANGAR__Gateway__Port;
+        if (!portTaken || attempt === PORT_ATTEMPTS) throw error;
+      }
     }
-  }
+  });
 }
 
 async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {

@@ -10,6 +10,7 @@ import { mergeTrees, type ConfigTree } from './config-tree.js';
 import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
+import { timedStartUp } from './start-up-clock.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** Preloaded into every process a test spawns, so none outlives its test worker. */
@@ -80,14 +81,16 @@ export interface DistributedOptions {
  * or the built `<name>/main.js`) on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once every service answers
  * its gRPC health check SERVING and every gateway's `/readyz` is 200 (which does not ask the services).
  */
-export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
-  try {
-    return await startOnce(options);
-  } catch (error) {
-    // A free port found here can be taken by another test's process before a service listens on it.
-    if (!/EADDRINUSE/.test((error as Error).message)) throw error;
-    return startOnce(options);
-  }
+export function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
+  return timedStartUp(async () => {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      // A free port found here can be taken by another test's process before a service listens on it.
+      if (!/EADDRINUSE/.test((error as Error).message)) throw error;
+      return startOnce(options);
+    }
+  });
 }
 
 async function startOnce(options: DistributedOptions): Promise<DistributedHangar> {

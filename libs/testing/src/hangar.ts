@@ -7,6 +7,7 @@ import { mergeTrees, type ConfigTree } from './config-tree.js';
 import { startDistributed } from './distributed.js';
 import { TEST_KAFKA_BROKERS, TEST_REDIS_URL, type EngineName } from './engines.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
+import { timedStartUp } from './start-up-clock.js';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
 
@@ -119,7 +120,7 @@ export async function startHangar(options: {
     Hangar: { Api: { AuthToken: TEST_TOKEN } },
   };
   const tree = mergeTrees(base, options.overrides ?? {});
-  return TEST_TOPOLOGY === 'split' ? startSplit(tree, options.schemaPrefix) : startInProcess(tree, options);
+  return timedStartUp(() => (TEST_TOPOLOGY === 'split' ? startSplit(tree, options.schemaPrefix) : startInProcess(tree, options)));
 }
 
 async function startInProcess(

@@ -19,3 +19,4 @@ export * from './pdf.js';
 export * from './chromium.js';
 export * from './mock-speech.js';
 export * from './voice-fixtures.js';
+export * from './start-up-clock.js';

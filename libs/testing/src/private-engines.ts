@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from './ports.js';
+import { timedStartUp } from './start-up-clock.js';
 
 /**
  * PostgreSQL and Redis servers of a test's own, on free ports in temp dirs, that the test may
@@ -54,8 +55,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       }
     }
   };
-  await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-  await start();
+  await timedStartUp(async () => {
+    await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    await start();
+  });
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
@@ -94,7 +97,7 @@ export async function startPrivateRedis(): Promise<PrivateEngine> {
     await exited;
     await portClosed(port);
   };
-  await start();
+  await timedStartUp(start);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -1,9 +1,13 @@
+import { afterAll } from 'vitest';
+import { startUpTally } from '../libs/testing/src/start-up-clock.js';
+
 /**
+ * Set up in every test file's process (each file has a process of its own, vitest.config.ts).
+ *
  * A forked test worker that leaves says why on its stderr, which the runner prints: a CI run once
  * ended with only the runner's "Channel closed" (its worker's IPC gone mid-run) and nothing on the
  * cause. One whose runner is gone ends at once: an orphan goes on reporting its errors to the closed
  * channel (vitest #11241; one here grew to its 4.3 GB heap limit beside the next run's tests).
- * Each file has a process of its own (vitest.config.ts), so these are set once per process.
  */
 if (typeof process.send === 'function') {
   const say = (what: string) => process.stderr.write(`test worker ${process.pid}: ${what}\n`);
@@ -14,3 +18,9 @@ if (typeof process.send === 'function') {
   });
   process.on('exit', (code) => say(`exiting with code ${code}`));
 }
+
+/** What the file waited for its Hangars and engines to start, for tools/timings-reporter.ts. */
+afterAll((file) => {
+  const { ms, count } = startUpTally();
+  Object.assign(file.meta, { startUpMs: Math.round(ms), startUps: count });
+});
