@@ -2,13 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { writePgliteSeed } from '../libs/testing/src/pglite-seed.js';
 
 /**
  * Vitest global setup. PostgreSQL and Redis are services of the machine; Kafka is not, so when no
  * broker answers at HANGAR_TEST_KAFKA_BROKERS (default 127.0.0.1:9092) the local single-node broker
  * is started with deploy/local/kafka.sh (jars from Maven Central) and stopped after the run. The
  * machine's PostgreSQL gets the pgvector extension (knowledge) from deploy/local/pgvector.sh when
- * it lacks it and the tests use it (no HANGAR_TEST_POSTGRES_URL pointing elsewhere).
+ * it lacks it and the tests use it (no HANGAR_TEST_POSTGRES_URL pointing elsewhere). The image of
+ * a fresh PGlite cluster that throw-away embedded stores start from is made once (libs/testing/src/pglite-seed.ts).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = `${ROOT}deploy/local/kafka.sh`;
@@ -48,6 +50,7 @@ const listening = (host: string, port: number) =>
 
 export default async function setup() {
   await ensurePgvector();
+  await writePgliteSeed();
   const configured = process.env.HANGAR_TEST_KAFKA_BROKERS;
   const [host, port] = (configured?.split(',')[0] ?? '127.0.0.1:9092').split(':');
   if (await listening(host, Number(port))) return;

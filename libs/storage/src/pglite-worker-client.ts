@@ -67,9 +67,10 @@ export class PGliteWorker {
     });
   }
 
-  static async create(dataDir: string): Promise<PGliteWorker> {
+  /** `seed`: the path of a data directory image (PGlite's `dumpDataDir`) the store starts from, instead of initdb. */
+  static async create(dataDir: string, seed?: string): Promise<PGliteWorker> {
     const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
-      workerData: { dataDir },
+      workerData: { dataDir, seed },
       // The worker is plain JavaScript: the parent's module loaders (tsx) would only cost it a loader thread.
       execArgv: withoutLoaders(process.execArgv),
     });

@@ -1,4 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pgliteSeed } from '@hangar/testing/pglite-seed';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -10,6 +14,11 @@ const VALUES_SQL = `select $1::timestamptz as at, $2::jsonb as doc, $3::bytea as
   12.50::numeric as amount, 42::int as small, 1.5::float8 as ratio, true as flag, array['a','b']::text[] as tags,
   '0b7a4e62-5d7c-4c9e-9a57-0f1f6b1d2c3e'::uuid as id, null::text as nothing, '{"a":[1,{"b":null}]}'::json as plain,
   interval '1 day' as span`;
+/** An in-thread PGlite from the run's seed when there is one: initdb is the slow part of a start. */
+const fromTheRunSeed = () => {
+  const seed = pgliteSeed();
+  return { loadDataDir: seed ? new Blob([readFileSync(seed)]) : undefined };
+};
 const threadOf = (store: PGliteWorker) => (store as unknown as { worker: Worker }).worker;
 
 const VALUES_PARAMS = () => [
@@ -23,7 +32,7 @@ describe('PGliteWorker', () => {
   let db: Kysely<any>;
 
   beforeAll(async () => {
-    store = await PGliteWorker.create('memory://');
+    store = await PGliteWorker.create('memory://', pgliteSeed());
     db = new Kysely<any>({ dialect: new PGliteDialect(store) });
     await sql`create table t (id int primary key, name text not null constraint t_name_key unique)`.execute(db);
   });
@@ -34,7 +43,7 @@ describe('PGliteWorker', () => {
   });
 
   it('returns the values PGlite returns in-thread, types included', async () => {
-    const local = await PGlite.create('memory://');
+    const local = await PGlite.create('memory://', fromTheRunSeed());
     try {
       const expected = (await local.query(VALUES_SQL, VALUES_PARAMS())).rows[0] as Record<string, unknown>;
       const { rows } = await db.executeQuery(CompiledQuery.raw(VALUES_SQL, VALUES_PARAMS()));
@@ -147,7 +156,7 @@ describe('PGliteWorker', () => {
   });
 
   it('runs a query sent in the same turn as close before closing', async () => {
-    const closing = await PGliteWorker.create('memory://');
+    const closing = await PGliteWorker.create('memory://', pgliteSeed());
     const last = closing.connect().query('select 42 as answer', []);
     const closed = closing.close();
     expect((await last).rows).toEqual([{ answer: 42 }]);
@@ -157,7 +166,7 @@ describe('PGliteWorker', () => {
   // A thread is never terminated here while WASM runs (a query in flight): that has crashed Node.
   // The query left pending waits, in the idle thread, for another connection's transaction block.
   it('rejects pending queries when the thread dies, without ending the process', async () => {
-    const doomed = await PGliteWorker.create('memory://');
+    const doomed = await PGliteWorker.create('memory://', pgliteSeed());
     await doomed.connect().query('begin', []);
     const pending = doomed.connect().query('select 1', []);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -167,7 +176,7 @@ describe('PGliteWorker', () => {
     await expect(doomed.connect().query('select 1', [])).rejects.toMatchObject({ code: '08006' });
     await doomed.close();
 
-    const killed = await PGliteWorker.create('memory://');
+    const killed = await PGliteWorker.create('memory://', pgliteSeed());
     await killed.connect().query('begin', []);
     const waiting = killed.connect().query('select 1', []);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -177,7 +186,7 @@ describe('PGliteWorker', () => {
   });
 
   it('ends the thread on close by itself, not terminated; later queries fail', async () => {
-    const closing = await PGliteWorker.create('memory://');
+    const closing = await PGliteWorker.create('memory://', pgliteSeed());
     const thread = threadOf(closing);
     const terminate = vi.spyOn(thread, 'terminate');
     let exitCode: number | undefined;
@@ -187,5 +196,24 @@ describe('PGliteWorker', () => {
     expect(exitCode).toBe(0);
     expect(terminate).not.toHaveBeenCalled();
     await expect(closing.connect().query('select 1', [])).rejects.toThrow(/closed/);
+  });
+
+  it('starts a memory store from a seed image, with what the image held', async () => {
+    const source = await PGlite.create('memory://', fromTheRunSeed());
+    const dir = mkdtempSync(join(tmpdir(), 'hangar-seed-'));
+    try {
+      await source.exec("create table seeded (name text); insert into seeded values ('from the image')");
+      const image = join(dir, 'seed.tar');
+      writeFileSync(image, new Uint8Array(await (await source.dumpDataDir('none')).arrayBuffer()));
+      const seeded = await PGliteWorker.create('memory://', image);
+      try {
+        expect((await seeded.connect().query('select name from seeded', [])).rows).toEqual([{ name: 'from the image' }]);
+      } finally {
+        await seeded.close();
+      }
+    } finally {
+      await source.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createStorageProvider, type StorageProvider } from '@hangar/storage';
+import { pgliteSeed } from './pglite-seed.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 
 export type EngineName = 'pglite' | 'postgres';
@@ -23,6 +24,7 @@ export async function openEngine(engine: EngineName): Promise<EngineFixture> {
     postgresConnectionString: engine === 'postgres' ? TEST_POSTGRES_URL : null,
     schemaPrefix,
     embeddedDataDir: 'memory://',
+    embeddedSeed: pgliteSeed(),
     autoApplyMigrations: true,
     commandTimeoutSeconds: 30,
   });

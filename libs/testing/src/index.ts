@@ -20,3 +20,4 @@ export * from './chromium.js';
 export * from './mock-speech.js';
 export * from './voice-fixtures.js';
 export * from './start-up-clock.js';
+export * from './pglite-seed.js';

@@ -31,8 +31,13 @@ export function storageSettingsOf(config: HangarConfig, onConnectionError?: (err
   };
 }
 
-export async function createEngines(config: HangarConfig, onEngineError: (error: Error) => void = () => {}): Promise<Engines> {
-  const storage = await createStorageProvider(storageSettingsOf(config, onEngineError));
+/** `embeddedSeed`: see {@link StorageSettings.embeddedSeed} (the tests' throw-away stores). */
+export async function createEngines(
+  config: HangarConfig,
+  onEngineError: (error: Error) => void = () => {},
+  embeddedSeed?: string,
+): Promise<Engines> {
+  const storage = await createStorageProvider({ ...storageSettingsOf(config, onEngineError), embeddedSeed });
   const kafka = config.Kafka;
   const eventLog = kafka.Brokers.length
     ? await createKafkaEventLog({

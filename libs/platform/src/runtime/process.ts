@@ -24,6 +24,8 @@ export async function startProcess(options: {
   config: HangarConfig;
   modules: HangarModule[];
   logger?: Logger;
+  /** The image a `memory://` embedded store starts from (StorageSettings.embeddedSeed). */
+  embeddedSeed?: string;
 }): Promise<RunningProcess> {
   const { config } = options;
   const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level, format: config.Logging.Format });
@@ -32,7 +34,7 @@ export async function startProcess(options: {
     otlpEndpoint: config.Telemetry.OtlpEndpoint,
     recordRunSpans: config.Observability.Enabled && config.Observability.PersistSpans,
   });
-  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'));
+  const engines = await createEngines(config, (error) => logger.warn({ err: error.message }, 'engine trouble'), options.embeddedSeed);
   const { OtlpMetricsEndpoint, MetricsExportInterval } = config.Telemetry;
   const metrics = createProcessMetrics(
     `hangar-${options.name}`,

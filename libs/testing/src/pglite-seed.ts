@@ -1,0 +1,41 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A package's version, from the workspace's node_modules (these packages export no package.json). */
+const versionOf = (pkg: string) =>
+  (JSON.parse(readFileSync(new URL(`../../../node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * The image of a fresh PGlite cluster that the tests' throw-away embedded stores start from
+ * (StorageSettings.embeddedSeed): PGlite runs initdb for every `memory://` store, 3–5 s of a
+ * CI core, where loading this image takes about 1 s. Named after the PGlite and pgvector versions
+ * it was made with, so an upgrade makes a new one.
+ */
+export const PGLITE_SEED = fileURLToPath(
+  new URL(
+    `../../../.hangar/test-pglite-seed-${versionOf('@electric-sql/pglite')}-${versionOf('@electric-sql/pglite-pgvector')}.tar`,
+    import.meta.url,
+  ),
+);
+
+/** The seed when the test run's global setup made it (tools/test-engines.ts); without it, stores run initdb. */
+export const pgliteSeed = (): string | undefined => (existsSync(PGLITE_SEED) ? PGLITE_SEED : undefined);
+
+/** Makes {@link PGLITE_SEED} unless it exists: a fresh cluster with the extensions the store loads, dumped. */
+export async function writePgliteSeed(): Promise<void> {
+  if (existsSync(PGLITE_SEED)) return;
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { vector } = await import('@electric-sql/pglite-pgvector');
+  const pglite = await PGlite.create('memory://', { extensions: { vector } });
+  try {
+    const image = await pglite.dumpDataDir('none');
+    mkdirSync(dirname(PGLITE_SEED), { recursive: true });
+    // Written aside and renamed, so a reader never sees half an image.
+    const partial = `${PGLITE_SEED}.${process.pid}`;
+    writeFileSync(partial, new Uint8Array(await image.arrayBuffer()));
+    renameSync(partial, PGLITE_SEED);
+  } finally {
+    await pglite.close();
+  }
+}
