@@ -1,3 +1,4 @@
+import module from 'node:module';
 import { afterAll } from 'vitest';
 import { startUpTally } from '../libs/testing/src/start-up-clock.js';
 
@@ -23,4 +24,6 @@ if (typeof process.send === 'function') {
 afterAll((file) => {
   const { ms, count } = startUpTally();
   Object.assign(file.meta, { startUpMs: Math.round(ms), startUps: count });
+  // Node writes its compile cache (NODE_COMPILE_CACHE, vitest.config.ts) at exit, which a fork ended by its pool may not reach.
+  (module as { flushCompileCache?: () => void }).flushCompileCache?.();
 });
