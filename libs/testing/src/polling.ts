@@ -1,5 +1,16 @@
+/**
+ * How long {@link eventually} waits unless told: on the split shape what a test waits for crosses
+ * processes, nine of them on two cores (a workflow's two super steps took over 5 s in a loaded CI
+ * run, 2026-12-02), as vitest.config.ts gives expect.poll 10 s there.
+ */
+const EVENTUALLY_MS = process.env.HANGAR_TEST_TOPOLOGY === 'split' ? 15_000 : 5_000;
+
 /** Polls `probe` until it returns something other than undefined, or fails naming what never happened. */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = EVENTUALLY_MS,
+): Promise<T> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
     const found = await probe();
     if (found !== undefined) return found;
