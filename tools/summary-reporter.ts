@@ -1,8 +1,8 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestRunEndReason } from 'vitest/node';
 
 /** Ends every run with the line CI reads: `N passed, N failed` (and skipped when any). */
 export default class SummaryReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>) {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>, reason: TestRunEndReason) {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
@@ -19,6 +19,9 @@ export default class SummaryReporter implements Reporter {
       if (tests === 0 && module.state() === 'failed') failed += 1;
     }
     failed += unhandledErrors.length;
+    // A global setup that throws (the split projects' build, the engines) ends the run with no
+    // module and no error handed here: the run failed all the same, and the line must say so.
+    if (reason === 'failed' && failed === 0) failed = 1;
     console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
   }
 }

@@ -1,9 +1,9 @@
 import module from 'node:module';
 import { afterAll } from 'vitest';
-import { startUpTally } from '../libs/testing/src/start-up-clock.js';
+import { resetStartUpTally, startUpTally } from '../libs/testing/src/start-up-clock.js';
 
 /**
- * Set up in every test file's process (each file has a process of its own, vitest.config.ts).
+ * Set up in every test file, in its own process (vitest.config.ts) but for the timed project's files, which share one.
  *
  * A forked test worker that leaves says why on its stderr, which the runner prints: a CI run once
  * ended with only the runner's "Channel closed" (its worker's IPC gone mid-run) and nothing on the
@@ -21,6 +21,8 @@ if (typeof process.send === 'function') {
 }
 
 /** What the file waited for its Hangars and engines to start, for tools/timings-reporter.ts. */
+// The timed project runs its files one after another in one fork: each file counts from zero.
+resetStartUpTally();
 afterAll((file) => {
   const { ms, count } = startUpTally();
   Object.assign(file.meta, { startUpMs: Math.round(ms), startUps: count });
