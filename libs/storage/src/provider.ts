@@ -74,10 +74,10 @@ export async function createStorageProvider(settings: StorageSettings): Promise<
       const dialect = withServiceSchemaMigrator(withNulReplaced(new PostgresDialect({ pool })), settings.schemaPrefix);
       return { root: new Kysely<unknown>({ dialect }), closeEngine: async () => {} };
     }
-    if (!settings.embeddedDataDir.startsWith('memory://')) mkdirSync(settings.embeddedDataDir, { recursive: true });
+    const inMemory = settings.embeddedDataDir.startsWith('memory://');
+    if (!inMemory) mkdirSync(settings.embeddedDataDir, { recursive: true });
     // In its own thread, so the embedded engine uses another core than the services.
-    const seed = settings.embeddedDataDir.startsWith('memory://') ? settings.embeddedSeed : undefined;
-    const store = await PGliteWorker.create(settings.embeddedDataDir, seed);
+    const store = await PGliteWorker.create(settings.embeddedDataDir, inMemory ? settings.embeddedSeed : undefined);
     const dialect = withServiceSchemaMigrator(withNulReplaced(new PGliteDialect(store)), settings.schemaPrefix);
     return { root: new Kysely<unknown>({ dialect }), closeEngine: () => store.close() };
   }

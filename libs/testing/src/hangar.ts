@@ -135,8 +135,7 @@ async function startInProcess(
       ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
       : { Embedded: { DataDir: 'memory://' } };
   const config = loadConfig({ env: {}, overrides: mergeTrees({ Stores: stores }, tree) });
-  const embeddedSeed = engine === 'pglite' ? pgliteSeed() : undefined;
-  const running = await startProcess({ name: 'test', config, modules: options.modules, embeddedSeed });
+  const running = await startProcess({ name: 'test', config, modules: options.modules, embeddedSeed: pgliteSeed() });
   const port = running.modules.running.get('Gateway')?.httpPort;
   const url = `http://127.0.0.1:${port}${config.Hangar.Api.Prefix}`;
   return {

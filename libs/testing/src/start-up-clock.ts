@@ -9,21 +9,23 @@ export interface StartUpTally {
 }
 
 const TALLY = Symbol.for('hangar.testStartUps');
-const holder = globalThis as { [TALLY]?: StartUpTally & { active: number; since: number } };
+type Tally = StartUpTally & { active: number; since: number };
+const holder = globalThis as { [TALLY]?: Tally };
+const freshTally = (): Tally => ({ ms: 0, count: 0, active: 0, since: 0 });
 
 export function startUpTally(): StartUpTally {
-  const { ms, count } = holder[TALLY] ?? { ms: 0, count: 0 };
+  const { ms, count } = holder[TALLY] ?? freshTally();
   return { ms, count };
 }
 
 /** Counts from zero: a process that runs several test files one after another (vitest's singleFork). */
 export function resetStartUpTally(): void {
-  holder[TALLY] = { ms: 0, count: 0, active: 0, since: 0 };
+  holder[TALLY] = freshTally();
 }
 
 /** Runs `start`, counting its wall time towards this process's start-up tally. */
 export async function timedStartUp<T>(start: () => Promise<T>): Promise<T> {
-  const tally = (holder[TALLY] ??= { ms: 0, count: 0, active: 0, since: 0 });
+  const tally = (holder[TALLY] ??= freshTally());
   if (tally.active++ === 0) {
     tally.since = performance.now();
     tally.count += 1;
