@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
+import { stopKafkajsIdleLoop } from './kafkajs-idle-loop.js';
 import type { EventLog, LogBatchHandler, LogRecord } from './ports.js';
 
 export interface KafkaEventLogOptions {
@@ -23,6 +24,7 @@ const TOPIC_READY_TIMEOUT_MS = 30_000;
  * (after a growing pause) before the group moves on, so delivery is at-least-once and in order.
  */
 export async function createKafkaEventLog(options: KafkaEventLogOptions): Promise<EventLog> {
+  stopKafkajsIdleLoop();
   const prefix = options.prefix ?? '';
   const onError = options.onError ?? (() => {});
   const kafka = new Kafka({
