@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { writePgliteSeed } from '../libs/testing/src/pglite-seed.js';
+import { writeMigratedPgliteSeed } from './pglite-migrated-seed.js';
 
 /**
  * Vitest global setup. PostgreSQL and Redis are services of the machine; Kafka is not, so when no
@@ -10,7 +11,8 @@ import { writePgliteSeed } from '../libs/testing/src/pglite-seed.js';
  * is started with deploy/local/kafka.sh (jars from Maven Central) and stopped after the run. The
  * machine's PostgreSQL gets the pgvector extension (knowledge) from deploy/local/pgvector.sh when
  * it lacks it and the tests use it (no HANGAR_TEST_POSTGRES_URL pointing elsewhere). The image of
- * a fresh PGlite cluster that throw-away embedded stores start from is made once (libs/testing/src/pglite-seed.ts).
+ * a fresh PGlite cluster that throw-away embedded stores start from is made once (libs/testing/src/pglite-seed.ts),
+ * and one with every service's schema migrated, for the Hangars tests start in their own process, once per run.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = `${ROOT}deploy/local/kafka.sh`;
@@ -51,6 +53,7 @@ const listening = (host: string, port: number) =>
 export default async function setup() {
   await ensurePgvector();
   await writePgliteSeed();
+  await writeMigratedPgliteSeed();
   const configured = process.env.HANGAR_TEST_KAFKA_BROKERS;
   const [host, port] = (configured?.split(',')[0] ?? '127.0.0.1:9092').split(':');
   if (await listening(host, Number(port))) return;

@@ -6,7 +6,7 @@ import { createStorageProvider, type Migration, type ServiceDatabase, type Stora
 import { mergeTrees, type ConfigTree } from './config-tree.js';
 import { startDistributed } from './distributed.js';
 import { TEST_KAFKA_BROKERS, TEST_REDIS_URL, type EngineName } from './engines.js';
-import { pgliteSeed } from './pglite-seed.js';
+import { pgliteMigratedSeed, pgliteSeed } from './pglite-seed.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 import { timedStartUp } from './start-up-clock.js';
 
@@ -135,7 +135,7 @@ async function startInProcess(
       ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
       : { Embedded: { DataDir: 'memory://' } };
   const config = loadConfig({ env: {}, overrides: mergeTrees({ Stores: stores }, tree) });
-  const running = await startProcess({ name: 'test', config, modules: options.modules, embeddedSeed: pgliteSeed() });
+  const running = await startProcess({ name: 'test', config, modules: options.modules, embeddedSeed: pgliteMigratedSeed() ?? pgliteSeed() });
   const port = running.modules.running.get('Gateway')?.httpPort;
   const url = `http://127.0.0.1:${port}${config.Hangar.Api.Prefix}`;
   return {
