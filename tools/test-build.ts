@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -14,12 +14,20 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILT = Symbol.for('hangar.testBuild');
 
 export default async function setup() {
+  await startTestBuild();
+}
+
+/** The run's build, begun at most once (tools/test-engines.ts begins it early, beside its own work). */
+export function startTestBuild(): Promise<void> {
   const holder = globalThis as { [BUILT]?: Promise<void> };
-  await (holder[BUILT] ??= buildServices());
+  return (holder[BUILT] ??= buildServices());
 }
 
 async function buildServices() {
-  execFileSync('npm', ['run', '--silent', 'build', '--', '--outdir', relative(ROOT, TEST_BUILD_DIR)], { cwd: ROOT, stdio: 'inherit' });
+  // A child not waited for synchronously: the run's other preparations go on meanwhile.
+  const npmBuild = spawn('npm', ['run', '--silent', 'build', '--', '--outdir', relative(ROOT, TEST_BUILD_DIR)], { cwd: ROOT, stdio: 'inherit' });
+  const code = await new Promise((resolve) => npmBuild.once('exit', resolve));
+  if (code !== 0) throw new Error(`npm run build exited with ${code}`);
   await build({
     absWorkingDir: ROOT,
     entryPoints: Object.fromEntries(FIXTURE_NAMES.map((name) => [name, `libs/testing/src/fixtures/${name}.ts`])),

@@ -1,9 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
 import { writePgliteSeed } from '../libs/testing/src/pglite-seed.js';
 import { writeMigratedPgliteSeed } from './pglite-migrated-seed.js';
+import { startTestBuild } from './test-build.js';
 
 /**
  * Vitest global setup. PostgreSQL and Redis are services of the machine; Kafka is not, so when no
@@ -50,14 +52,29 @@ const listening = (host: string, port: number) =>
     socket.once('timeout', () => answer(false));
   });
 
-export default async function setup() {
-  await ensurePgvector();
-  await writePgliteSeed();
-  await writeMigratedPgliteSeed();
+/**
+ * What the run needs is made side by side, not one after another (about 35 s before any test ran):
+ * the broker starting in its own JVM, the PGlite images, and, when the split projects run, the build
+ * their shapes run (tools/test-build.ts, which their own global setup then only awaits).
+ */
+export default async function setup(project: TestProject) {
+  if (project.vitest.projects.some((running) => running.name.startsWith('split'))) void startTestBuild().catch(() => {});
+  const kafka = ensureKafka();
+  await Promise.all([
+    ensurePgvector(),
+    writePgliteSeed().then(writeMigratedPgliteSeed),
+    kafka.catch(() => {}), // awaited again below, so that its error is the setup's
+  ]);
+  return kafka;
+}
+
+/** Starts the local broker unless one answers; resolves with what stops it (nothing when it was there). */
+async function ensureKafka(): Promise<(() => void) | undefined> {
   const configured = process.env.HANGAR_TEST_KAFKA_BROKERS;
   const [host, port] = (configured?.split(',')[0] ?? '127.0.0.1:9092').split(':');
-  if (await listening(host, Number(port))) return;
+  if (await listening(host, Number(port))) return undefined;
   if (configured) throw new Error(`no Kafka broker answers at ${configured} (HANGAR_TEST_KAFKA_BROKERS)`);
-  execFileSync('bash', [SCRIPT, 'start'], { stdio: 'inherit' });
+  const code = await new Promise((resolve) => spawn('bash', [SCRIPT, 'start'], { stdio: 'inherit' }).once('exit', resolve));
+  if (code !== 0) throw new Error(`deploy/local/kafka.sh start exited with ${code}`);
   return () => execFileSync('bash', [SCRIPT, 'stop'], { stdio: 'inherit' });
 }
