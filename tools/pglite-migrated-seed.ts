@@ -1,17 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { SERVICE_SCHEMAS } from '@hangar/migrate';
 import { createStorageProvider } from '@hangar/storage';
-import { PGLITE_MIGRATED_SEED, writeImage } from '../libs/testing/src/pglite-seed.js';
+import { PGLITE_MIGRATED_DIR, PGLITE_MIGRATED_SEED, writeImage } from '../libs/testing/src/pglite-seed.js';
 
 /** Where the run's image is kept: the global setup runs once per project, in one process. */
 const MADE = Symbol.for('hangar.pgliteMigratedSeed');
 
 /**
- * Makes {@link PGLITE_MIGRATED_SEED} once per test run: every service's migrations applied to a
- * cluster in a directory of its own (the storage provider as the all-in-one opens it, prefix
- * `hangar`), then the directory dumped as an image.
+ * Makes {@link PGLITE_MIGRATED_SEED} and {@link PGLITE_MIGRATED_DIR} once per test run: every
+ * service's migrations applied to a cluster in a directory of its own (the storage provider as the
+ * all-in-one opens it, prefix `hangar`), the directory dumped as an image, and kept.
  */
 export function writeMigratedPgliteSeed(): Promise<void> {
   const holder = globalThis as { [MADE]?: Promise<void> };
@@ -19,7 +17,8 @@ export function writeMigratedPgliteSeed(): Promise<void> {
 }
 
 async function migrateAndDump() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hangar-migrated-seed-'));
+  // Beside where it is kept (one file system, for the rename).
+  const dataDir = mkdtempSync(`${PGLITE_MIGRATED_DIR}-`);
   try {
     const storage = await createStorageProvider({
       postgresConnectionString: null,
@@ -42,6 +41,8 @@ async function migrateAndDump() {
     } finally {
       await pglite.close();
     }
+    rmSync(PGLITE_MIGRATED_DIR, { recursive: true, force: true });
+    renameSync(dataDir, PGLITE_MIGRATED_DIR);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXIT_WITH_PARENT } from './distributed.js';
+import { PGLITE_MIGRATED_DIR } from './pglite-seed.js';
 import { TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 import { timedStartUp } from './start-up-clock.js';
@@ -55,9 +56,20 @@ export function spawnAllInOne(options: SpawnOptions = {}): Promise<AllInOneProce
   });
 }
 
+/**
+ * A new embedded data directory gets a copy of the run's migrated cluster (tools/pglite-migrated-seed.ts),
+ * as a store made by initdb and every migration would hold; one the test started on before keeps its data.
+ */
+function startFromMigratedCluster(dataDir: string, env: Record<string, string>) {
+  const embedded = !env.HANGAR__Stores__Postgres__ConnectionString && !env.HANGAR__Stores__Embedded__DataDir;
+  if (!embedded || !existsSync(PGLITE_MIGRATED_DIR) || (existsSync(dataDir) && readdirSync(dataDir).length > 0)) return;
+  cpSync(PGLITE_MIGRATED_DIR, dataDir, { recursive: true });
+}
+
 async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
+  startFromMigratedCluster(dataDir, options.env ?? {});
   const started = performance.now();
   const entry = options.entry ?? 'services/all-in-one/src/main.ts';
   const typescriptLoader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
