@@ -1,7 +1,7 @@
 import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { SERVICE_SCHEMAS } from '@hangar/migrate';
 import { createStorageProvider } from '@hangar/storage';
-import { PGLITE_MIGRATED_DIR, PGLITE_MIGRATED_SEED, writeImage } from '../libs/testing/src/pglite-seed.js';
+import { PGLITE_MIGRATED_DIR, PGLITE_MIGRATED_SEED, writeImageOf } from '../libs/testing/src/pglite-seed.js';
 
 /** Where the run's image is kept: the global setup runs once per project, in one process. */
 const MADE = Symbol.for('hangar.pgliteMigratedSeed');
@@ -32,15 +32,7 @@ async function migrateAndDump() {
     } finally {
       await storage.close();
     }
-    const { PGlite } = await import('@electric-sql/pglite');
-    const { vector } = await import('@electric-sql/pglite-pgvector');
-    const pglite = await PGlite.create(dataDir, { extensions: { vector } });
-    try {
-      const image = await pglite.dumpDataDir('none');
-      writeImage(PGLITE_MIGRATED_SEED, new Uint8Array(await image.arrayBuffer()));
-    } finally {
-      await pglite.close();
-    }
+    await writeImageOf(dataDir, PGLITE_MIGRATED_SEED);
     rmSync(PGLITE_MIGRATED_DIR, { recursive: true, force: true });
     renameSync(dataDir, PGLITE_MIGRATED_DIR);
   } finally {

@@ -25,7 +25,10 @@ export function startTestBuild(): Promise<void> {
 
 async function buildServices() {
   // A child not waited for synchronously: the run's other preparations go on meanwhile.
-  const npmBuild = spawn('npm', ['run', '--silent', 'build', '--', '--outdir', relative(ROOT, TEST_BUILD_DIR)], { cwd: ROOT, stdio: 'inherit' });
+  const npmBuild = spawn('npm', ['run', '--silent', 'build', '--', '--outdir', relative(ROOT, TEST_BUILD_DIR)], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   const code = await new Promise((resolve) => npmBuild.once('exit', resolve));
   if (code !== 0) throw new Error(`npm run build exited with ${code}`);
   await build({

@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { writePgliteSeed } from '../libs/testing/src/pglite-seed.js';
+import { listening } from '../libs/testing/src/ports.js';
 import { writeMigratedPgliteSeed } from './pglite-migrated-seed.js';
 import { startTestBuild } from './test-build.js';
 
@@ -39,18 +39,6 @@ async function ensurePgvector() {
     console.warn(`deploy/local/pgvector.sh failed (${(error as Error).message}): knowledge on PostgreSQL answers 501`);
   }
 }
-
-const listening = (host: string, port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect({ host, port, timeout: 1000 });
-    const answer = (up: boolean) => {
-      socket.destroy();
-      resolve(up);
-    };
-    socket.once('connect', () => answer(true));
-    socket.once('error', () => answer(false));
-    socket.once('timeout', () => answer(false));
-  });
 
 /**
  * What the run needs is made side by side, not one after another (about 35 s before any test ran):

@@ -18,7 +18,11 @@ function countChecks() {
 
 it('an idle Kafka event log does not poll its connections (kafkajs re-armed a 1 ms timer on each, forever)', async () => {
   const checks = countChecks();
-  const log = await createKafkaEventLog({ brokers: TEST_KAFKA_BROKERS, clientId: 'hangar-idle', prefix: `t_${randomBytes(5).toString('hex')}.` });
+  const log = await createKafkaEventLog({
+    brokers: TEST_KAFKA_BROKERS,
+    clientId: 'hangar-idle',
+    prefix: `t_${randomBytes(5).toString('hex')}.`,
+  });
   try {
     await log.append('idle', [{ key: 'k', value: 'v' }]);
     const before = checks.count();

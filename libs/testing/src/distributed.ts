@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +8,7 @@ import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { mergeTrees, type ConfigTree } from './config-tree.js';
 import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
-import { freePort } from './ports.js';
+import { freePort, listening } from './ports.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 import { timedStartUp } from './start-up-clock.js';
 
@@ -82,19 +81,6 @@ export interface DistributedOptions {
  * or the built `<name>/main.js`) on fresh schemas of the real PostgreSQL, the gateway in front. Resolves once every service answers
  * its gRPC health check SERVING and every gateway's `/readyz` is 200 (which does not ask the services).
  */
-/** Whether something listens on a local port (a refused connect costs next to nothing). */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const answer = (listening: boolean) => {
-      socket.destroy();
-      resolve(listening);
-    };
-    socket.once('connect', () => answer(true));
-    socket.once('error', () => answer(false));
-  });
-}
-
 export function startDistributed(options: DistributedOptions = {}): Promise<DistributedHangar> {
   return timedStartUp(async () => {
     try {
@@ -212,7 +198,7 @@ async function startOnce(options: DistributedOptions): Promise<DistributedHangar
    * port every 100 ms took 1.6–1.9 s of this process's CPU per shape start.
    */
   const serving = async (port: number) => {
-    if (!(await accepts(port))) return false;
+    if (!(await listening('127.0.0.1', port))) return false;
     const channel = createChannel(`127.0.0.1:${port}`);
     try {
       const answer = await createClient(HealthDefinition, channel).check({ service: '' }, { signal: AbortSignal.timeout(2000) });

@@ -39,24 +39,26 @@ export const PGLITE_MIGRATED_DIR = fileURLToPath(new URL('../../../.hangar/test-
 /** The migrated image when this run's global setup made it. */
 export const pgliteMigratedSeed = (): string | undefined => (existsSync(PGLITE_MIGRATED_SEED) ? PGLITE_MIGRATED_SEED : undefined);
 
-/** Writes an image where readers never see half of one: aside first, then renamed. */
-export function writeImage(path: string, image: Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const partial = `${path}.${process.pid}`;
-  writeFileSync(partial, image);
-  renameSync(partial, path);
+/**
+ * Opens the cluster at `dataDir` (`memory://`: a fresh one, by initdb) with the extensions the store
+ * loads, and writes its image to `path`, aside first and then renamed, so a reader never sees half of one.
+ */
+export async function writeImageOf(dataDir: string, path: string): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { vector } = await import('@electric-sql/pglite-pgvector');
+  const pglite = await PGlite.create(dataDir, { extensions: { vector } });
+  try {
+    const image = await pglite.dumpDataDir('none');
+    mkdirSync(dirname(path), { recursive: true });
+    const partial = `${path}.${process.pid}`;
+    writeFileSync(partial, new Uint8Array(await image.arrayBuffer()));
+    renameSync(partial, path);
+  } finally {
+    await pglite.close();
+  }
 }
 
 /** Makes {@link PGLITE_SEED} unless it exists: a fresh cluster with the extensions the store loads, dumped. */
 export async function writePgliteSeed(): Promise<void> {
-  if (existsSync(PGLITE_SEED)) return;
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { vector } = await import('@electric-sql/pglite-pgvector');
-  const pglite = await PGlite.create('memory://', { extensions: { vector } });
-  try {
-    const image = await pglite.dumpDataDir('none');
-    writeImage(PGLITE_SEED, new Uint8Array(await image.arrayBuffer()));
-  } finally {
-    await pglite.close();
-  }
+  if (!existsSync(PGLITE_SEED)) await writeImageOf('memory://', PGLITE_SEED);
 }
