@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import {
   dropSchemas,
+  listening,
   spawnAllInOne,
   TEST_KAFKA_BROKERS,
   TEST_POSTGRES_URL,
@@ -140,16 +141,7 @@ async function expectStatus(result: Promise<{ status: number; text: string; body
 
 async function brokerAnswers(): Promise<boolean> {
   const [host, port] = TEST_KAFKA_BROKERS[0].split(':');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port: Number(port), timeout: 1000 });
-    const done = (answered: boolean) => {
-      socket.destroy();
-      resolve(answered);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('timeout', () => done(false));
-    socket.once('error', () => done(false));
-  });
+  return listening(host, Number(port));
 }
 
 /** Sends `count` POST …/test with CONCURRENCY in flight, round-robin over the subscriptions. */
