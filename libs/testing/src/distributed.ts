@@ -7,7 +7,7 @@ import { createChannel, SERVICE_NAMES, type ServiceName } from '@hangar/platform
 import { createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { mergeTrees, type ConfigTree } from './config-tree.js';
-import { FIXTURE_CODE_AGENTS, httpRequest, TEST_TOKEN } from './hangar.js';
+import { FIXTURE_CODE_AGENTS, httpRequest, TEST_BUILD_DIR, TEST_TOKEN, TEST_TOPOLOGY } from './hangar.js';
 import { freePort, listening } from './ports.js';
 import { dropSchemas, TEST_POSTGRES_URL, uniqueSchemaPrefix } from './postgres.js';
 import { timedStartUp } from './start-up-clock.js';
@@ -72,7 +72,11 @@ export interface DistributedOptions {
   migrationJob?: boolean;
   /** Schemas of the caller's (it drops them); fresh ones by default. */
   schemaPrefix?: string;
-  /** The output of `npm run build` to run (`node <dir>/<service>/main.js`, quick to start) instead of the sources under tsx. */
+  /**
+   * The output of `npm run build` to run (`node <dir>/<service>/main.js`, quick to start) instead of
+   * the sources under tsx. In the split projects, the run's build by default (the fixture modules
+   * the configuration names are compiled there too).
+   */
   builtDir?: string;
 }
 
@@ -132,8 +136,9 @@ async function startOnce(options: DistributedOptions): Promise<DistributedHangar
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${EXIT_WITH_PARENT}`.trim(),
     ...options.env,
   };
+  const builtDir = options.builtDir ?? (TEST_TOPOLOGY === 'split' ? TEST_BUILD_DIR : undefined);
   const entry = (directory: string) =>
-    options.builtDir ? [join(options.builtDir, directory, 'main.js')] : ['--import', 'tsx', `services/${directory}/src/main.ts`];
+    builtDir ? [join(builtDir, directory, 'main.js')] : ['--import', 'tsx', `services/${directory}/src/main.ts`];
   for (const name of SERVICE_NAMES) {
     env[`HANGAR__Services__${name}__Port`] = String(ports[name]);
     env[`HANGAR__Services__${name}__Address`] = `127.0.0.1:${ports[name]}`;

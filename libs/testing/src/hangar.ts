@@ -135,7 +135,12 @@ async function startInProcess(
       ? { Postgres: { ConnectionString: TEST_POSTGRES_URL, SchemaName: schemaPrefix } }
       : { Embedded: { DataDir: 'memory://' } };
   const config = loadConfig({ env: {}, overrides: mergeTrees({ Stores: stores }, tree) });
-  const running = await startProcess({ name: 'test', config, modules: options.modules, embeddedSeed: pgliteMigratedSeed() ?? pgliteSeed() });
+  const running = await startProcess({
+    name: 'test',
+    config,
+    modules: options.modules,
+    embeddedSeed: pgliteMigratedSeed() ?? pgliteSeed(),
+  });
   const port = running.modules.running.get('Gateway')?.httpPort;
   const url = `http://127.0.0.1:${port}${config.Hangar.Api.Prefix}`;
   return {
@@ -172,7 +177,6 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
   const hangar = await startDistributed({
     config: withEngines,
     schemaPrefix,
-    builtDir: TEST_BUILD_DIR,
     gateways: TEST_SPLIT_REPLICAS,
     runExecutors: TEST_SPLIT_REPLICAS,
   });
