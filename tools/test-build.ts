@@ -15,6 +15,8 @@ const BUILT = Symbol.for('hangar.testBuild');
 
 export default async function setup() {
   await startTestBuild();
+  // The all-in-ones tests spawn run it too (spawnAllInOne), in every project: its workers inherit this.
+  process.env.HANGAR_TEST_BUILT = '1';
 }
 
 /** The run's build, begun at most once (tools/test-engines.ts begins it early, beside its own work). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXIT_WITH_PARENT } from './distributed.js';
 import { PGLITE_MIGRATED_DIR } from './pglite-seed.js';
-import { TEST_TOKEN } from './hangar.js';
+import { TEST_BUILD_DIR, TEST_TOKEN } from './hangar.js';
 import { freePort } from './ports.js';
 import { timedStartUp } from './start-up-clock.js';
 
@@ -31,14 +31,18 @@ type SpawnOptions = {
   env?: Record<string, string>;
   /** Extra node flags (a CPU profile, say). */
   nodeArgs?: string[];
-  /** What to run, from the repository root: the TypeScript sources through tsx, or built JavaScript (`dist/all-in-one/main.js`). */
+  /**
+   * What to run, from the repository root: the TypeScript sources through tsx, or built JavaScript
+   * (`dist/all-in-one/main.js`). By default the run's build where the run made one (HANGAR_TEST_BUILT,
+   * set by tools/test-build.ts), else the sources.
+   */
   entry?: string;
 };
 
 const PORT_ATTEMPTS = 3;
 
 /**
- * Starts `services/all-in-one/src/main.ts` (what `npm start` runs), or `entry`, in its own process,
+ * Starts the all-in-one (`services/all-in-one/src/main.ts`, what `npm start` runs, or the run's build of it), or `entry`, in its own process,
  * on a fresh embedded data directory unless `env` points it elsewhere; resolves once `/api/meta` answers.
  * The gateway's port is free when chosen, yet another process (its ephemeral gRPC ports, say) may
  * take it before Hangar listens: then it starts again on another port.
@@ -71,7 +75,9 @@ async function spawnOnce(options: SpawnOptions): Promise<AllInOneProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hangar-process-'));
   startFromMigratedCluster(dataDir, options.env ?? {});
   const started = performance.now();
-  const entry = options.entry ?? 'services/all-in-one/src/main.ts';
+  // Plain JavaScript starts in a fraction of tsx's time, which compiles every source in each process.
+  const entry =
+    options.entry ?? (process.env.HANGAR_TEST_BUILT ? join(TEST_BUILD_DIR, 'all-in-one/main.js') : 'services/all-in-one/src/main.ts');
   const typescriptLoader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   // One process (node itself, not the tsx CLI's wrapper), so a signal reaches Hangar itself and SIGKILL really kills it.
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', EXIT_WITH_PARENT, ...typescriptLoader, entry], {
