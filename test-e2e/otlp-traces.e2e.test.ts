@@ -115,9 +115,6 @@ describe('a process started through main.ts, on PostgreSQL, Redis and Kafka', ()
 
   beforeAll(async () => {
     hangar = await spawnAllInOne({
-      // The sources through tsx, as the name says: the run's build of the all-in-one made no pg client
-      // spans here (2026-12-02; docs/decisions.md, session 32: the cause is open).
-      entry: 'services/all-in-one/src/main.ts',
       env: {
         HANGAR__Stores__Postgres__ConnectionString: TEST_POSTGRES_URL,
         HANGAR__Stores__Postgres__SchemaName: schemaPrefix,

@@ -8,7 +8,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
  * providers, webhooks, tool servers). Imported first by every service's main.ts: a library is
  * patched when it loads, so this must run before anything imports it. Each client span needs a
  * parent (a request, a run, a consumer), so background loops (pollers, the outbox relay) make none.
- * Spans go to whatever tracer provider `initTelemetry` registers later.
+ * Spans go to the tracer provider `startProcess` hands them once `initTelemetry` has made it.
  */
 export const clientInstrumentations: Instrumentation[] = [
   new PgInstrumentation({ requireParentSpan: true }),
@@ -18,5 +18,5 @@ export const clientInstrumentations: Instrumentation[] = [
 
 registerInstrumentations({ instrumentations: clientInstrumentations });
 
-/** Where `startProcess` finds them (to hand them its meter provider) without importing this module itself. */
+/** Where `startProcess` finds them (to hand them its tracer and meter providers) without importing this module itself. */
 (globalThis as Record<symbol, unknown>)[Symbol.for('hangar.clientInstrumentations')] = clientInstrumentations;

@@ -75,9 +75,14 @@ export function addSpanSink(sink: SpanSink): () => void {
  * `recordRunSpans`, run spans and the spans under them are recorded whatever else is, for the run
  * traces the run executor keeps (`Observability:*`). Metrics stay with each process's meter
  * provider (`createProcessMetrics`); client libraries are instrumented by `instrumentation.ts`.
+ * Returns the provider (the one started before, on a later call).
  */
-export function initTelemetry(options: { serviceName: string; otlpEndpoint?: string | null; recordRunSpans?: boolean }): void {
-  if (provider) return;
+export function initTelemetry(options: {
+  serviceName: string;
+  otlpEndpoint?: string | null;
+  recordRunSpans?: boolean;
+}): NodeTracerProvider {
+  if (provider) return provider;
   sinksInstalled = options.recordRunSpans === true;
   // Nothing to export to: spans are not recorded (no attributes, timings, events kept per call),
   // yet each still carries a trace id, so ids flow through calls, logs and problem bodies.
@@ -97,6 +102,7 @@ export function initTelemetry(options: { serviceName: string; otlpEndpoint?: str
     sampler: options.recordRunSpans ? new RunSpanSampler(others) : others,
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
+  return provider;
 }
 
 export async function shutdownTelemetry(): Promise<void> {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type LoadConfigOptions } from '../config/load.
 import type { HangarConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createProcessMetrics, type ProcessMetrics } from '../metrics/process-metrics.js';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { initTelemetry, shutdownTelemetry } from '../telemetry.js';
 import { createEngines, type Engines } from './engines.js';
 import { startModules, type HangarModule, type StartedModules } from './modules.js';
@@ -29,7 +30,7 @@ export async function startProcess(options: {
 }): Promise<RunningProcess> {
   const { config } = options;
   const logger = options.logger ?? createLogger({ name: options.name, level: config.Logging.Level, format: config.Logging.Format });
-  initTelemetry({
+  const tracerProvider = initTelemetry({
     serviceName: `hangar-${options.name}`,
     otlpEndpoint: config.Telemetry.OtlpEndpoint,
     recordRunSpans: config.Observability.Enabled && config.Observability.PersistSpans,
@@ -40,7 +41,7 @@ export async function startProcess(options: {
     `hangar-${options.name}`,
     OtlpMetricsEndpoint ? { endpoint: OtlpMetricsEndpoint, intervalMs: MetricsExportInterval } : undefined,
   );
-  announceClientInstrumentation(config, logger, metrics);
+  announceClientInstrumentation(config, logger, metrics, tracerProvider);
   let modules: StartedModules;
   try {
     modules = await startModules(options.modules, { config, logger, engines, metrics });
@@ -69,15 +70,28 @@ export async function startProcess(options: {
 /**
  * Client spans and metrics (pg, Redis, fetch) only when something leaves the process over OTLP:
  * run traces leave them out, so without an endpoint they would be made for nothing on every
- * statement. Their metrics go to this process's meter provider. Says when a process exporting
- * spans has no instrumentations (it was not started through a service's main.ts).
+ * statement. Their spans go to this process's tracer provider and their metrics to its meter
+ * provider. Says when a process exporting spans has no instrumentations (it was not started
+ * through a service's main.ts).
  */
-function announceClientInstrumentation(config: HangarConfig, logger: Logger, metrics: ProcessMetrics): void {
+function announceClientInstrumentation(
+  config: HangarConfig,
+  logger: Logger,
+  metrics: ProcessMetrics,
+  tracerProvider: NodeTracerProvider,
+): void {
   const instrumentations = (globalThis as Record<symbol, Instrumentation[] | undefined>)[Symbol.for('hangar.clientInstrumentations')];
   const exporting = !!(config.Telemetry.OtlpEndpoint || config.Telemetry.OtlpMetricsEndpoint);
   for (const instrumentation of instrumentations ?? []) {
-    if (!exporting) instrumentation.disable();
-    else instrumentation.setMeterProvider(metrics.meterProvider);
+    if (!exporting) {
+      instrumentation.disable();
+      continue;
+    }
+    instrumentation.setMeterProvider(metrics.meterProvider);
+    // Handed, not left to the global: a bundle inlines its own @opentelemetry/api, and the copy the
+    // instrumentations load from node_modules never learns of the provider registered through it
+    // (their tracer stayed a no-op: no pg, Redis or fetch spans from the built services).
+    instrumentation.setTracerProvider(tracerProvider);
   }
   if (!instrumentations && exporting)
     logger.info('no pg, Redis or fetch client spans: @hangar/platform/instrumentation was not imported before them');
