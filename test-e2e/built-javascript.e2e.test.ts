@@ -76,11 +76,10 @@ it('stops on SIGTERM with exit code 0', async () => {
 it('imports the client-library instrumentation first in every service bundle, so pg and node-redis load patched', async () => {
   const services = readdirSync(join(ROOT, 'services')).filter((service) => existsSync(join(ROOT, 'services', service, 'src/main.ts')));
   for (const service of services) {
+    const bundle = readFileSync(join(outDir, service, 'main.js'), 'utf8');
     // Node's built-ins may come before it (inlined packages import them); no package may. The bundle is
     // minified of whitespace: a statement begins a line or follows a `;` or `}`.
-    const imports = readFileSync(join(outDir, service, 'main.js'), 'utf8').matchAll(
-      /(?:^|[;}])\s*import\s*(?:[\w$*{}\s,]+?\s*from\s*)?["']([^"']+)["'];/gm,
-    );
+    const imports = bundle.matchAll(/(?:^|[;}])\s*import\s*(?:[\w$*{}\s,]+?\s*from\s*)?["']([^"']+)["'];/gm);
     const firstImport = [...imports].map(([, specifier]) => specifier).find((specifier) => !isBuiltin(specifier));
     expect(firstImport, service).toBe('../instrumentation.js');
   }

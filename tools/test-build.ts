@@ -2,21 +2,23 @@ import { spawn } from 'node:child_process';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { TestProject } from 'vitest/node';
 import { FIXTURE_NAMES, TEST_BUILD_DIR } from '@hangar/testing';
 
 /**
- * Vitest global setup of the split-shape projects: the services as `npm run build` emits them, so that
+ * Vitest global setup of the split project: the services as `npm run build` emits them, so that
  * each of the many processes it starts loads plain JavaScript (under a second, where tsx takes several),
  * and the test fixture modules its configurations name, compiled beside them.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** Where the run's build is kept: both split projects name this setup, and vitest runs each project's in its one process. */
+/** Where the run's build is kept: the root set-up begins it, this one awaits it, both in vitest's one process. */
 const BUILT = Symbol.for('hangar.testBuild');
 
-export default async function setup() {
+export default async function setup(project: TestProject) {
   await startTestBuild();
-  // The all-in-ones tests spawn run it too (spawnAllInOne), in every project: its workers inherit this.
-  process.env.HANGAR_TEST_BUILT = '1';
+  // spawnAllInOne runs it too, in every project's workers (they inherit this), but not in watch
+  // mode: a rerun after an edit would still spawn this build.
+  if (!project.vitest.config.watch) process.env.HANGAR_TEST_BUILT = '1';
 }
 
 /** The run's build, begun at most once (tools/test-engines.ts begins it early, beside its own work). */

@@ -13,14 +13,17 @@ const DURATIONS = '.ci/test-timings.tsv';
 /**
  * Files in order of their wall time in the recorded run, longest first, so that the two forks end
  * together (longest processing time first); a file the table does not know yet runs first, where
- * its time cannot leave the other fork idle at the end.
+ * its time cannot leave the other fork idle at the end. Locally, a file that failed in the last run
+ * still goes before the others, as vitest's own order has it; without the table, that order.
  */
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const durations = recordedDurations(join(this.ctx.config.root, DURATIONS));
-    const durationOf = (spec: TestSpecification) =>
-      durations.get(`${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`) ?? Number.POSITIVE_INFINITY;
-    return [...files].sort((a, b) => durationOf(b) - durationOf(a));
+    if (!durations.size) return super.sort(files);
+    const key = (spec: TestSpecification) => `${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`;
+    const failed = (spec: TestSpecification) => (this.ctx.cache.getFileTestResults(key(spec))?.failed ? 1 : 0);
+    const durationOf = (spec: TestSpecification) => durations.get(key(spec)) ?? Number.POSITIVE_INFINITY;
+    return [...files].sort((a, b) => failed(b) - failed(a) || durationOf(b) - durationOf(a));
   }
 }
 

@@ -74,7 +74,7 @@ export interface DistributedOptions {
   schemaPrefix?: string;
   /**
    * The output of `npm run build` to run (`node <dir>/<service>/main.js`, quick to start) instead of
-   * the sources under tsx. In the split projects, the run's build by default (the fixture modules
+   * the sources under tsx. In the split project, the run's build by default (the fixture modules
    * the configuration names are compiled there too).
    */
   builtDir?: string;

@@ -177,6 +177,7 @@ async function startSplit(tree: ConfigTree, sharedSchemaPrefix: string | undefin
   const hangar = await startDistributed({
     config: withEngines,
     schemaPrefix,
+    builtDir: TEST_BUILD_DIR,
     gateways: TEST_SPLIT_REPLICAS,
     runExecutors: TEST_SPLIT_REPLICAS,
   });
