@@ -1,9 +1,9 @@
 import type { Instrumentation } from '@opentelemetry/instrumentation';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ConfigError, loadConfig, type LoadConfigOptions } from '../config/load.js';
 import type { HangarConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createProcessMetrics, type ProcessMetrics } from '../metrics/process-metrics.js';
-import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { initTelemetry, shutdownTelemetry } from '../telemetry.js';
 import { createEngines, type Engines } from './engines.js';
 import { startModules, type HangarModule, type StartedModules } from './modules.js';
